@@ -1,0 +1,314 @@
+"""Layered description catalogs (DESIGN §4.1).
+
+Layers, later wins per key, unset keys inherit:
+
+1. the shipped ``default-catalog.json``;
+2. inline overrides from config (``toolDescriptionOverrides``, ``skillDescriptionOverrides``);
+3. the override file (``catalogOverridesFile``, default ``~/.openclaw/resolver-catalog.json``).
+
+A description the host supplies fills in only where no layer describes the tool. ``_meta`` is
+ignored; unknown sections are tolerated; unknown tool keys are kept but unused. A missing
+override file is fine. An invalid one is reported (file, location, fix) and the last good
+catalog stays in force. The override file is re-read when its mtime/size/inode change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ._config import ResolverConfig
+from ._data import default_catalog_path
+from ._errors import CatalogError
+
+logger = logging.getLogger("resolver")
+
+MAX_CATALOG_BYTES = 5 * 1024 * 1024
+SUPPORTED_SCHEMA_VERSIONS = (1,)
+
+
+class CatalogFile(BaseModel):
+    """One catalog layer as written on disk (``schemas/catalog.v1.json``)."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    schema_: str | None = Field(default=None, alias="$schema")
+    schema_version: int = Field(alias="schemaVersion")
+    tools: dict[str, str] = Field(default_factory=dict)
+    """Tool name -> classifier-oriented description."""
+    skills: dict[str, str] = Field(default_factory=dict)
+    """Skill name -> description."""
+    keywords: dict[str, list[str]] = Field(default_factory=dict)
+    """Optional: tool name -> user-vocabulary terms that signal it (any language)."""
+    groups: dict[str, list[str]] = Field(default_factory=dict)
+    """Optional: group name -> tool names (informational)."""
+    state_requirements: dict[str, dict[str, dict[str, Any]]] = Field(
+        default_factory=dict, alias="stateRequirements"
+    )
+    """Optional: tool -> {semantic state id -> JSON Schema the host's value must satisfy}."""
+    meta: dict[str, Any] = Field(default_factory=dict, alias="_meta")
+    """Provenance; ignored by the resolver."""
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        if value not in SUPPORTED_SCHEMA_VERSIONS:
+            raise ValueError(
+                f"schemaVersion {value} is not supported (this resolver reads schemaVersion 1); "
+                'set "schemaVersion": 1 or upgrade the resolver'
+            )
+        return value
+
+    @field_validator("tools", "skills")
+    @classmethod
+    def _non_empty(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, text in value.items():
+            if not key.strip():
+                raise ValueError("names must be non-empty strings")
+            if not text.strip():
+                raise ValueError(f"{key!r}: description is empty; write one or remove the key")
+        return value
+
+
+def parse_catalog_bytes(raw: bytes, *, path: str) -> CatalogFile:
+    """Parse and validate one catalog layer; raise `CatalogError` naming file, place and fix."""
+    if len(raw) > MAX_CATALOG_BYTES:
+        raise CatalogError(
+            f"{path}: catalog is {len(raw):,} bytes, over the {MAX_CATALOG_BYTES:,}-byte limit; "
+            "keep descriptions short (a catalog of 5,000 tools fits easily)",
+            path=path,
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CatalogError(
+            f"{path}: not UTF-8 (invalid byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+            "save the file as UTF-8",
+            path=path,
+            location=f"byte {exc.start}",
+        ) from None
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise CatalogError(
+            f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}; "
+            "fix the syntax (check commas and quotes)",
+            path=path,
+            location=f"line {exc.lineno}, column {exc.colno}",
+        ) from None
+    if not isinstance(data, dict):
+        raise CatalogError(
+            f'{path}: a catalog must be a JSON object with "schemaVersion": 1 and "tools"',
+            path=path,
+        )
+    try:
+        return CatalogFile.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for item in exc.errors():
+            loc = ".".join(str(p) for p in item["loc"]) or "(root)"
+            msg = item["msg"].removeprefix("Value error, ")
+            if item["type"] == "missing":
+                msg = "required key is missing"
+            problems.append(f"{loc}: {msg}")
+        first_loc = ".".join(str(p) for p in exc.errors()[0]["loc"])
+        raise CatalogError(
+            f"{path}: invalid catalog: " + "; ".join(problems),
+            path=path,
+            location=first_loc,
+        ) from None
+
+
+def load_catalog_file(path: str | Path) -> CatalogFile:
+    """Read and validate a catalog file."""
+    path = Path(path).expanduser()
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CATALOG_BYTES + 1)
+    except FileNotFoundError:
+        raise CatalogError(f"{path}: file not found", path=str(path)) from None
+    except OSError as exc:
+        raise CatalogError(f"{path}: cannot read ({exc.strerror})", path=str(path)) from None
+    return parse_catalog_bytes(raw, path=str(path))
+
+
+@dataclass(frozen=True)
+class EffectiveCatalog:
+    """The merged catalog in force: what the classifiers read."""
+
+    tools: Mapping[str, str]
+    skills: Mapping[str, str]
+    keywords: Mapping[str, tuple[str, ...]]
+    state_requirements: Mapping[str, Mapping[str, Mapping[str, Any]]]
+    fingerprint: str
+    """sha256 of the merged content (tools, skills, keywords, requirements)."""
+    origins: Mapping[str, str] = field(default_factory=dict)
+    """Tool name -> which layer its description came from ("default", "inline", "file")."""
+
+    def describe(self, name: str, host_description: str = "") -> str:
+        """The effective description of a tool (catalog first, then the host's, then '')."""
+        return self.tools.get(name) or host_description.strip()
+
+    def with_host_descriptions(self, tools: Sequence[tuple[str, str]]) -> EffectiveCatalog:
+        """A copy where host descriptions fill in tools no layer describes."""
+        missing = {n: d.strip() for n, d in tools if n not in self.tools and d.strip()}
+        if not missing:
+            return self
+        merged = {**self.tools, **missing}
+        origins = {**self.origins, **dict.fromkeys(missing, "host")}
+        return _build(merged, self.skills, self.keywords, self.state_requirements, origins)
+
+
+def _fingerprint(payload: Any) -> str:
+    return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+
+def _build(
+    tools: Mapping[str, str],
+    skills: Mapping[str, str],
+    keywords: Mapping[str, tuple[str, ...]],
+    reqs: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    origins: Mapping[str, str],
+) -> EffectiveCatalog:
+    fp = _fingerprint(
+        {
+            "tools": dict(tools),
+            "skills": dict(skills),
+            "keywords": {k: list(v) for k, v in keywords.items()},
+            "req": {k: dict(v) for k, v in reqs.items()},
+        }
+    )
+    return EffectiveCatalog(tools, skills, keywords, reqs, fp, origins)
+
+
+def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
+    """Merge layers in order (later wins per key)."""
+    tools: dict[str, str] = {}
+    skills: dict[str, str] = {}
+    keywords: dict[str, tuple[str, ...]] = {}
+    reqs: dict[str, Mapping[str, Mapping[str, Any]]] = {}
+    origins: dict[str, str] = {}
+    for label, layer in layers:
+        for name, text in layer.tools.items():
+            tools[name] = text
+            origins[name] = label
+        skills.update(layer.skills)
+        for name, terms in layer.keywords.items():
+            keywords[name] = tuple(terms)
+        reqs.update(layer.state_requirements)
+    return _build(tools, skills, keywords, reqs, origins)
+
+
+@dataclass
+class _FileState:
+    signature: tuple[int, int, int] | None = None
+    layer: CatalogFile | None = None
+    error: str | None = None
+
+
+class CatalogStore:
+    """Holds the effective catalog; re-reads the override file when it changes.
+
+    Thread-safe; `current()` costs one ``stat`` per call once loaded.
+    """
+
+    def __init__(
+        self,
+        config: ResolverConfig,
+        *,
+        default_path: Path | None = None,
+    ) -> None:
+        self._config = config
+        self._default_path = default_path or default_catalog_path()
+        self._default = load_catalog_file(self._default_path)
+        self._inline = CatalogFile.model_validate(
+            {
+                "schemaVersion": 1,
+                "tools": dict(config.tool_description_overrides),
+                "skills": dict(config.skill_description_overrides),
+            }
+        )
+        self._file = _FileState()
+        self._lock = threading.Lock()
+        self._effective: EffectiveCatalog | None = None
+        self._announced = False
+
+    @property
+    def error(self) -> str | None:
+        """The last override-file problem, if the file in force is not the one on disk."""
+        return self._file.error
+
+    @property
+    def override_path(self) -> Path | None:
+        return self._config.overrides_path()
+
+    def current(self) -> EffectiveCatalog:
+        """The effective catalog, reloading the override file if it changed on disk."""
+        with self._lock:
+            changed = self._refresh_file()
+            if self._effective is None or changed:
+                layers: list[tuple[str, CatalogFile]] = [("default", self._default)]
+                layers.append(("inline", self._inline))
+                if self._file.layer is not None:
+                    layers.append(("file", self._file.layer))
+                self._effective = merge_layers(layers)
+                self._announce()
+            return self._effective
+
+    def _refresh_file(self) -> bool:
+        path = self.override_path
+        if path is None:
+            return False
+        try:
+            st = path.stat()
+            signature: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except FileNotFoundError:
+            signature = None
+        except OSError as exc:
+            self._file.error = f"{path}: cannot stat ({exc.strerror})"
+            return False
+        if signature == self._file.signature:
+            return False
+        self._file.signature = signature
+        if signature is None:
+            had_layer = self._file.layer is not None
+            self._file.layer, self._file.error = None, None
+            return had_layer
+        try:
+            self._file.layer = load_catalog_file(path)
+            self._file.error = None
+            self._announced = False
+            return True
+        except CatalogError as exc:
+            # Keep the last good layer in force; report once per change.
+            self._file.error = str(exc)
+            logger.error("resolver: override catalog ignored, last good catalog stays: %s", exc)
+            return False
+
+    def _announce(self) -> None:
+        if self._announced:
+            return
+        self._announced = True
+        inline_t, inline_s = len(self._inline.tools), len(self._inline.skills)
+        file_t = len(self._file.layer.tools) if self._file.layer else 0
+        file_s = len(self._file.layer.skills) if self._file.layer else 0
+        where = str(self.override_path) if self._file.layer else "no override file"
+        logger.info(
+            "resolver: catalog active: %d tool and %d skill overrides "
+            "(inline config: %d tools, %d skills; %s: %d tools, %d skills)",
+            inline_t + file_t,
+            inline_s + file_s,
+            inline_t,
+            inline_s,
+            where,
+            file_t,
+            file_s,
+        )

@@ -1,0 +1,165 @@
+"""The resolver's configuration: the camelCase keys an OpenClaw user writes in openclaw.json.
+
+Every key, its default and its meaning is listed in the README ("Configuration"). Unknown keys
+and invalid values are errors that name the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+from ._errors import ConfigError
+
+DEFAULT_CORE_TOOLS: tuple[str, ...] = (
+    "read",
+    "write",
+    "edit",
+    "exec",
+    "process",
+    "memory_search",
+    "memory_get",
+    "session_status",
+)
+DEFAULT_TELEMETRY_TAGS: tuple[str, ...] = ("openclaw-resolver", "resolver:classify")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+
+class TelemetryOptions(_Strict):
+    """`telemetry.*` keys."""
+
+    tags: tuple[str, ...] = ()
+    """Extra tags appended after the two defaults on classifier requests and telemetry lines."""
+    max_bytes: int = Field(default=10_000_000, ge=0)
+    """Rotate the telemetry file when it grows past this many bytes (0 = never)."""
+    backups: int = Field(default=3, ge=0)
+    """How many rotated files to keep."""
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_non_empty(cls, tags: tuple[str, ...]) -> tuple[str, ...]:
+        for tag in tags:
+            if not tag.strip():
+                raise ValueError("tags must be non-empty strings")
+        return tags
+
+
+class ReuseOptions(_Strict):
+    """`reuse.*` keys: session-scoped exact decision reuse."""
+
+    enabled: bool = True
+    ttl_seconds: float = Field(default=90.0, ge=0)
+    max_entries: int = Field(default=1024, ge=1)
+
+
+class ResolverConfig(_Strict):
+    """The resolver's configuration (README, "Configuration")."""
+
+    enabled: bool = True
+    log_decisions: bool = False
+    telemetry_file: str | None = None
+    telemetry: TelemetryOptions = Field(default_factory=TelemetryOptions)
+    llm_model: str = "gpt-5.4-mini"
+    llm_api_base: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_timeout_ms: int = Field(default=4000, ge=50, le=14000)
+    llm_max_tokens: int = Field(default=400, ge=16, le=4096)
+    confidence_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    capture_prompts: bool = True
+    prompt_excerpt_length: int = Field(default=1500, ge=0, le=100_000)
+    catalog_overrides_file: str | None = "~/.openclaw/resolver-catalog.json"
+    tool_description_overrides: dict[str, str] = Field(default_factory=dict)
+    skill_description_overrides: dict[str, str] = Field(default_factory=dict)
+    core_tools: tuple[str, ...] = DEFAULT_CORE_TOOLS
+    keyword_cache_file: str | None = None
+    reuse: ReuseOptions = Field(default_factory=ReuseOptions)
+    continuity_turns: int = Field(default=3, ge=0, le=50)
+    shadow_sample_rate: float = Field(default=0.0, ge=0.0, le=1.0)
+    python_path: str | None = None
+    """OpenClaw extension only: the Python interpreter that runs the sidecar."""
+    sidecar_timeout_ms: int | None = Field(default=None, ge=100, le=14500)
+    """OpenClaw extension only: per-call deadline of the JS shim (default llmTimeoutMs+1500)."""
+
+    def api_key(self) -> str | None:
+        """The classifier key: `llmApiKey`, else the environment's OPENAI_API_KEY."""
+        if self.llm_api_key is not None and self.llm_api_key.get_secret_value():
+            return self.llm_api_key.get_secret_value()
+        return os.environ.get("OPENAI_API_KEY") or None
+
+    def llm_configured(self) -> bool:
+        """True when an LLM endpoint or key is configured (otherwise the offline classifier)."""
+        return bool(self.llm_api_base) or self.api_key() is not None
+
+    def all_tags(self) -> list[str]:
+        """The two default tags followed by the configured ones, without duplicates."""
+        tags: list[str] = []
+        for tag in (*DEFAULT_TELEMETRY_TAGS, *self.telemetry.tags):
+            if tag not in tags:
+                tags.append(tag)
+        return tags
+
+    def overrides_path(self) -> Path | None:
+        """The override catalog file, with `~` expanded; None when disabled."""
+        if not self.catalog_overrides_file:
+            return None
+        return Path(self.catalog_overrides_file).expanduser()
+
+
+def _describe(error: ValidationError, source: str) -> str:
+    lines = [f"invalid resolver configuration in {source}:"]
+    for item in error.errors():
+        key = ".".join(str(part) for part in item["loc"]) or "(root)"
+        if item["type"] == "extra_forbidden":
+            allowed = ", ".join(sorted(_known_keys()))
+            lines.append(f"  - {key}: unknown key (known keys: {allowed})")
+        else:
+            lines.append(f"  - {key}: {item['msg']} (got {item.get('input')!r})")
+    return "\n".join(lines)
+
+
+def _known_keys() -> list[str]:
+    return [field.alias or name for name, field in ResolverConfig.model_fields.items()]
+
+
+def load_config(data: dict[str, Any] | None = None, *, source: str = "config") -> ResolverConfig:
+    """Validate a config mapping; raise `ConfigError` naming each bad key and what is allowed."""
+    if data is None:
+        return ResolverConfig()
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the configuration must be a JSON object", source=source)
+    try:
+        return ResolverConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, source), source=source) from None
+
+
+def load_config_file(path: str | Path) -> ResolverConfig:
+    """Read a JSON config file (the plugin's `config` object, or a whole openclaw.json)."""
+    path = Path(path).expanduser()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot read config file ({exc.strerror})", source=str(path)
+        ) from None
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not valid JSON ({exc}); fix the syntax or validate it with a JSON linter",
+            source=str(path),
+        ) from None
+    if isinstance(data, dict) and "plugins" in data:
+        entry = data.get("plugins", {}).get("entries", {}).get("openclaw-tool-resolver", {})
+        data = entry.get("config", {}) if isinstance(entry, dict) else {}
+    return load_config(data, source=str(path))

@@ -1,0 +1,30 @@
+"""JSON Schemas generated from the pydantic models (``schemas/*.json``).
+
+`generate()` is the single source; ``resolver schemas --write`` regenerates the files and a
+test fails when the committed files drift from the models.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from pydantic import BaseModel
+
+SCHEMA_MODELS: dict[str, tuple[str, str, str]] = {
+    # file name -> (module, model, title)
+    "catalog.v1.json": ("resolver._catalog", "CatalogFile", "Resolver description catalog v1"),
+}
+
+
+def generate() -> dict[str, dict[str, Any]]:
+    """Every schema, keyed by file name."""
+    out: dict[str, dict[str, Any]] = {}
+    for filename, (module_name, model_name, title) in SCHEMA_MODELS.items():
+        model: type[BaseModel] = getattr(importlib.import_module(module_name), model_name)
+        schema = model.model_json_schema(by_alias=True, mode="validation")
+        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        schema["$id"] = f"https://openclaw-tool-resolver/schemas/{filename}"
+        schema["title"] = title
+        out[filename] = schema
+    return out

@@ -1,0 +1,271 @@
+"""Text normalisation and tokenisation for the offline classifier and the keyword cache.
+
+- identifiers are split: ``sessions_spawn`` -> sessions, spawn; ``getWeatherInfo`` -> get,
+  weather, info; ``DNASequence`` -> dna, sequence;
+- Latin words are lower-cased, accents folded (``recuérdame`` -> recuerdame) and stemmed with a
+  small suffix stripper (``reminders`` -> remind, ``scheduling`` -> schedul);
+- CJK runs (Chinese, Japanese kana/kanji, Korean hangul) become overlapping character
+  bigrams (and the single characters of runs of one), which match without a dictionary.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD = re.compile(
+    r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff]+"
+)
+_CJK = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff]"
+)
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "else",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "into",
+        "onto",
+        "about",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "do",
+        "does",
+        "did",
+        "doing",
+        "have",
+        "has",
+        "had",
+        "having",
+        "i",
+        "me",
+        "my",
+        "mine",
+        "we",
+        "us",
+        "our",
+        "you",
+        "your",
+        "he",
+        "him",
+        "his",
+        "she",
+        "her",
+        "it",
+        "its",
+        "they",
+        "them",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "all",
+        "any",
+        "both",
+        "each",
+        "few",
+        "more",
+        "most",
+        "other",
+        "some",
+        "such",
+        "no",
+        "nor",
+        "not",
+        "only",
+        "own",
+        "same",
+        "so",
+        "than",
+        "too",
+        "very",
+        "can",
+        "could",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "may",
+        "might",
+        "must",
+        "just",
+        "also",
+        "please",
+        "pls",
+        "thanks",
+        "thank",
+        "hi",
+        "hello",
+        "hey",
+        "ok",
+        "okay",
+        "yes",
+        "yeah",
+        "let",
+        "lets",
+        "let's",
+        "want",
+        "need",
+        "like",
+        "get",
+        "got",
+        "make",
+        "use",
+        "using",
+        "one",
+        "two",
+        "up",
+        "out",
+        "over",
+        "again",
+        "still",
+        "now",
+        "then",
+        "something",
+        "anything",
+        "thing",
+        "things",
+        "some",
+        "way",
+        "really",
+        "y",
+        "el",
+        "la",
+        "los",
+        "las",
+        "un",
+        "una",
+        "de",
+        "del",
+        "en",
+        "por",
+        "para",
+        "con",
+        "que",
+        "es",
+        "se",
+        "lo",
+        "al",
+        "como",
+        "mas",
+        "le",
+        "su",
+        "sus",
+    ]
+)
+
+_SUFFIXES = (
+    "ational",
+    "ization",
+    "fulness",
+    "iveness",
+    "ations",
+    "ation",
+    "ments",
+    "ingly",
+    "ement",
+    "ment",
+    "ness",
+    "ings",
+    "ing",
+    "ers",
+    "ies",
+    "ied",
+    "ed",
+    "er",
+    "es",
+    "ly",
+    "s",
+)
+
+
+def fold(text: str) -> str:
+    """Lower-case and strip accents (NFKD), keeping CJK characters intact."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light English suffix stripper (deterministic, dictionary-free)."""
+    if len(word) <= 3 or not word.isascii() or word.isdigit():
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)]
+            if suffix == "ies":
+                return base + "y"
+            if suffix == "ied":
+                return base + "y"
+            if suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
+                return base + "e"
+            return base
+    return word
+
+
+def split_identifier(name: str) -> str:
+    """``sessions_spawn``/``getWeatherInfo``/``web-fetch`` -> space-separated words."""
+    spaced = re.sub(r"[_\-./:]+", " ", name)
+    return _CAMEL.sub(" ", spaced)
+
+
+def _cjk_grams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
+    """Index terms of a text: stemmed Latin words and CJK bigrams, in order."""
+    out: list[str] = []
+    for match in _WORD.finditer(fold(split_identifier(text))):
+        word = match.group(0)
+        if _CJK.match(word):
+            out.extend(_cjk_grams(word))
+            continue
+        if not keep_stopwords and (word in STOPWORDS or len(word) == 1):
+            continue
+        out.append(stem(word))
+    return out
+
+
+def normalize_prompt(prompt: str) -> str:
+    """The exact-match key of a prompt: NFKC, case-folded, whitespace collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", prompt).casefold().split())

@@ -1,0 +1,245 @@
+"""Value types shared by every stage: the turn request, the resolution and their parts.
+
+Host payloads (`TurnRequest`, `Message`, `ToolInfo`) are pydantic models with
+``extra="ignore"`` so a new host field never breaks the hook. Everything the resolver
+produces is frozen.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Source = Literal[
+    "llm",  # the LLM classifier's selection
+    "offline",  # the embedded offline classifier (no endpoint configured)
+    "keyword",  # fallback after an LLM fault: keyword cache + offline classifier
+    "reuse",  # a session-scoped exact decision reuse
+    "full",  # the full candidate surface (low confidence, or no signal)
+    "abstain",  # no answer: the host keeps its own surface
+    "disabled",  # the resolver is switched off
+    "shadow",  # shadow mode: resolved, recorded, but abstained
+]
+"""Who decided the final surface."""
+
+ReasonCode = Literal[
+    "llm_selected",
+    "offline_selected",
+    "cache_added",
+    "core_always",
+    "continuity_kept",
+    "pending_call_kept",
+    "route_reused",
+    "reuse_miss_new",
+    "reuse_miss_expired",
+    "reuse_miss_isolation",
+    "reuse_miss_refresh",
+    "reuse_disabled",
+    "unknown_tools_dropped",
+    "duplicate_tools_dropped",
+    "low_confidence_full_surface",
+    "no_signal_full_surface",
+    "llm_timeout_fallback",
+    "llm_error_fallback",
+    "llm_auth_fallback",
+    "llm_rate_limited_fallback",
+    "llm_unknown_model_fallback",
+    "llm_invalid_output_fallback",
+    "llm_truncated_fallback",
+    "llm_refusal_fallback",
+    "deadline_exceeded",
+    "surface_unknown_abstain",
+    "empty_surface_abstain",
+    "state_ineligible_excluded",
+    "catalog_layer_invalid",
+    "internal_error_abstain",
+    "disabled",
+    "shadow_mode",
+]
+"""The closed vocabulary of reason codes (documented in README, "Reason codes")."""
+
+REASON_CODES: tuple[str, ...] = ReasonCode.__args__  # type: ignore[attr-defined]
+
+Signal = Literal["classifier", "cache", "continuity", "core", "reuse", "full", "state"]
+"""Which signal put a tool into the surface (the per-candidate rationale)."""
+
+
+class _HostModel(BaseModel):
+    """Lenient base for host payloads: unknown fields are ignored."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
+
+
+class ToolInfo(_HostModel):
+    """A tool the host offers this turn."""
+
+    name: str
+    """The tool's name as the host matches it."""
+    description: str = ""
+    """The host's own description; used only where no catalog layer describes the tool."""
+
+
+class ToolCall(_HostModel):
+    """A tool call found in the conversation history."""
+
+    id: str | None = None
+    name: str
+
+
+class Message(_HostModel):
+    """One chat message of the conversation before the prompt (OpenAI-style, lenient)."""
+
+    role: str = "user"
+    content: Any = None
+    """A string, or a list of content parts (only text parts are read)."""
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def text(self) -> str:
+        """The message's plain text (text parts joined), '' when there is none."""
+        if isinstance(self.content, str):
+            return self.content
+        if isinstance(self.content, list):
+            parts: list[str] = []
+            for part in self.content:
+                if isinstance(part, dict):
+                    text = part.get("text")
+                    if isinstance(text, str):
+                        parts.append(text)
+                elif isinstance(part, str):
+                    parts.append(part)
+            return "\n".join(parts)
+        return ""
+
+    def calls(self) -> list[ToolCall]:
+        """Tool calls this (assistant) message made, in the OpenAI or Anthropic shape."""
+        found: list[ToolCall] = []
+        for raw in self.tool_calls or []:
+            if not isinstance(raw, dict):
+                continue
+            fn = raw.get("function")
+            name = fn.get("name") if isinstance(fn, dict) else raw.get("name")
+            if isinstance(name, str) and name:
+                call_id = raw.get("id")
+                found.append(ToolCall(id=call_id if isinstance(call_id, str) else None, name=name))
+        if isinstance(self.content, list):
+            for part in self.content:
+                if (
+                    isinstance(part, dict)
+                    and part.get("type") in ("tool_use", "toolCall", "tool_call")
+                    and isinstance(part.get("name"), str)
+                ):
+                    part_id = part.get("id")
+                    found.append(
+                        ToolCall(
+                            id=part_id if isinstance(part_id, str) else None, name=part["name"]
+                        )
+                    )
+        return found
+
+
+class TurnRequest(_HostModel):
+    """Everything the resolver knows about one turn."""
+
+    prompt: str
+    """The user's message for this turn."""
+    messages: list[Message] = Field(default_factory=list)
+    """The conversation before the prompt, oldest first."""
+    tools: list[ToolInfo] | None = None
+    """The candidate surface. ``None`` means the host's surface is unknown (-> abstain)."""
+    skills: dict[str, str] = Field(default_factory=dict)
+    """Skills the agent has (name -> description); shown to the classifier."""
+    session_id: str | None = Field(default=None, alias="sessionId")
+    agent_id: str | None = Field(default=None, alias="agentId")
+    state: dict[str, Any] | None = None
+    """Host execution state (semantic id -> value) for state-aware eligibility."""
+    recent_tool_calls: list[str] = Field(default_factory=list, alias="recentToolCalls")
+    """Tools the host reports the primary model called recently in this session."""
+    refresh: bool = False
+    """Skip decision reuse for this turn (and replace the stored decision)."""
+
+
+class Usage(BaseModel):
+    """Classifier token usage as reported by the endpoint."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class Candidate(BaseModel):
+    """One ranked candidate: its score and why it is (or is not) in the surface."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    score: float
+    selected: bool
+    signals: tuple[Signal, ...] = ()
+    """Signals that put the tool in the surface (empty when it fell below the cut-off)."""
+    excluded: str | None = None
+    """Why a candidate was excluded by a fail-closed rule (state eligibility), if it was."""
+
+
+class Exclusion(BaseModel):
+    """A structured reason a tool was ruled out by declared state requirements."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    field: str
+    why: str
+
+
+class Timings(BaseModel):
+    """Where the turn's time went, in milliseconds."""
+
+    model_config = ConfigDict(frozen=True)
+
+    total_ms: float = 0.0
+    classifier_ms: float = 0.0
+    llm_ms: float | None = None
+    """Wall time of the LLM request, when one was made."""
+
+
+class Resolution(BaseModel):
+    """The resolver's answer for one turn."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tools_allow: list[str] | None
+    """The tools the primary model may see; ``None`` = abstain (host keeps its surface)."""
+    source: Source
+    confidence: float
+    reason_codes: tuple[ReasonCode, ...]
+    candidates: tuple[Candidate, ...]
+    """Every candidate, best first."""
+    cutoff: float | None = None
+    """The score cut-off the classifier used, when it used one."""
+    below_cutoff: int = 0
+    """How many candidates fell below the cut-off and were not added by another signal."""
+    timings: Timings = Field(default_factory=Timings)
+    classifier: str = "offline"
+    """Which classifier answered: "offline", "llm:<model>", "reuse", ..."""
+    reasoning: str = ""
+    llm_tools: tuple[str, ...] | None = None
+    """The LLM's own selection (after dropping unknown names), when an LLM answered."""
+    validation: str | None = None
+    """How the keyword cache judged an LLM selection: "agree", "cache_added", "no_signal"."""
+    dropped_tools: tuple[str, ...] = ()
+    """Names the classifier returned that are not candidates (dropped, recorded)."""
+    exclusions: tuple[Exclusion, ...] = ()
+    usage: Usage | None = None
+    available_tools: int = 0
+    """How many candidates the host offered."""
+    summary: str = ""
+    """One line: why this surface."""
+
+    @property
+    def abstained(self) -> bool:
+        """True when the host should keep its own surface."""
+        return self.tools_allow is None

@@ -1,0 +1,64 @@
+"""Helpers shared by CLI commands: config loading and building a resolver."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .._config import ResolverConfig, load_config, load_config_file
+from .._pipeline import Resolver
+from .._surface import default_surface, load_tools_file
+from .._types import Message, ToolInfo
+
+
+def add_config_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="resolver config JSON (the plugin's config object, or a whole openclaw.json)",
+    )
+
+
+def config_from_args(args: argparse.Namespace, **overrides: Any) -> ResolverConfig:
+    """The config file named by --config (or defaults), with `overrides` applied."""
+    config = load_config_file(args.config) if getattr(args, "config", None) else ResolverConfig()
+    if overrides:
+        data = config.model_dump(by_alias=True, exclude_unset=True)
+        if config.llm_api_key is not None:
+            data["llmApiKey"] = config.llm_api_key.get_secret_value()
+        data.update(overrides)
+        config = load_config(data, source=getattr(args, "config", None) or "command line")
+    return config
+
+
+def tools_from_args(args: argparse.Namespace) -> list[ToolInfo]:
+    if getattr(args, "tools_file", None):
+        return load_tools_file(args.tools_file)
+    return default_surface()
+
+
+def messages_from_file(path: str | None) -> list[Message]:
+    if not path:
+        return []
+    from .._errors import ConfigError
+
+    try:
+        data = orjson.loads(Path(path).read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read messages ({exc})", source=path) from None
+    items = data.get("messages") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise ConfigError(f"{path}: expected a JSON list of chat messages", source=path)
+    return [Message.model_validate(m) for m in items if isinstance(m, dict)]
+
+
+def build_resolver(config: ResolverConfig) -> Resolver:
+    return Resolver(config)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")

@@ -1,0 +1,60 @@
+"""`resolver resolve`: resolve one prompt and print the surface."""
+
+from __future__ import annotations
+
+import argparse
+
+from .._pipeline import as_dict
+from .._types import TurnRequest
+from ._common import (
+    add_config_arg,
+    build_resolver,
+    config_from_args,
+    messages_from_file,
+    print_json,
+    tools_from_args,
+)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("resolve", help="resolve one prompt: which tools does this turn need?")
+    p.add_argument("prompt", help="the user's message for this turn")
+    p.add_argument(
+        "--tools-file",
+        metavar="FILE",
+        help="candidate tools (JSON list of {name, description}); default: OpenClaw 2026.9.6",
+    )
+    p.add_argument("--messages-file", metavar="FILE", help="conversation before the prompt")
+    p.add_argument("--session", metavar="ID", help="session id (for reuse and telemetry)")
+    add_config_arg(p)
+    p.add_argument("--json", action="store_true", help="print the resolution as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    resolver = build_resolver(config)
+    request = TurnRequest(
+        prompt=args.prompt,
+        messages=messages_from_file(args.messages_file),
+        tools=tools_from_args(args),
+        sessionId=args.session,
+    )
+    resolution = resolver.resolve_sync(request)
+    if args.json:
+        print_json(as_dict(resolution))
+        return 0
+    allow = resolution.tools_allow
+    print(
+        f"classifier: {resolution.classifier}   source: {resolution.source}   "
+        f"confidence: {resolution.confidence:.2f}"
+    )
+    if allow is None:
+        print("toolsAllow: (abstain: the host keeps its full surface)")
+    else:
+        print(f"toolsAllow ({len(allow)} of {resolution.available_tools}): {', '.join(allow)}")
+    print(f"reasons: {', '.join(resolution.reason_codes)}")
+    top = [c for c in resolution.candidates if c.score > 0][:8]
+    if top:
+        print("top candidates: " + ", ".join(f"{c.name} {c.score:.2f}" for c in top))
+    return 0

@@ -1,0 +1,1 @@
+"""Host adapters: a plain Python API (`python`) and the OpenClaw sidecar (`openclaw`)."""

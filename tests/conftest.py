@@ -1,0 +1,54 @@
+"""Shared fixtures: isolated HOME, a fake clock, small surfaces."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from resolver import ResolverConfig, ToolInfo
+from resolver._surface import default_surface
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """Every test gets its own HOME (no real ~/.openclaw) and no OPENAI_API_KEY."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    yield home
+
+
+@pytest.fixture
+def surface() -> list[ToolInfo]:
+    """The default OpenClaw 2026.9.6 surface (54 tools)."""
+    return default_surface()
+
+
+@pytest.fixture
+def offline_config(tmp_path: Path) -> ResolverConfig:
+    """A config with no endpoint and an override file path inside tmp_path."""
+    return ResolverConfig(catalogOverridesFile=str(tmp_path / "resolver-catalog.json"))
+
+
+class FakeClock:
+    """A manually advanced monotonic clock."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
