@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -28,6 +28,7 @@ from ._types import (
     Signal,
     Source,
     Timings,
+    ToolInfo,
     TurnRequest,
     Usage,
 )
@@ -256,6 +257,10 @@ class Resolver:
         self.llm = llm if llm is not None else _default_llm(self.config)
         self.observers = list(observers)
         self.clock = clock
+        self._prepared: dict[
+            tuple[str, tuple[tuple[str, str], ...]],
+            tuple[EffectiveCatalog, tuple[str, ...], tuple[tuple[str, str], ...]],
+        ] = {}
 
     @property
     def deadline_s(self) -> float:
@@ -266,9 +271,8 @@ class Resolver:
         start = self.clock()
         available = len(request.tools) if request.tools is not None else 0
         try:
-            resolution = await asyncio.wait_for(
-                self._resolve(request, start), timeout=self.deadline_s + OFFLINE_RESERVE_S
-            )
+            async with asyncio.timeout(self.deadline_s + OFFLINE_RESERVE_S):
+                resolution = await self._resolve(request, start)
         except TimeoutError:
             resolution = abstain(
                 "abstain",
@@ -311,9 +315,7 @@ class Resolver:
         if not request.tools:
             return abstain("abstain", "empty_surface_abstain", available=0, timings=Timings())
 
-        names = tuple(dict.fromkeys(t.name for t in request.tools if t.name))
-        host_desc = {t.name: t.description for t in request.tools}
-        catalog = self.catalogs.current().with_host_descriptions(list(host_desc.items()))
+        catalog, names, described = self._prepare(request.tools)
         state = TurnState(request=request, catalog=catalog, candidates=names)
         if self.catalogs.error:
             state = state.reason("catalog_layer_invalid")
@@ -321,7 +323,7 @@ class Resolver:
         classify_input = ClassifyInput(
             prompt=request.prompt,
             messages=tuple(request.messages),
-            tools=tuple((n, catalog.describe(n, host_desc.get(n, ""))) for n in names),
+            tools=described,
             skills=catalog.skills,
             catalog=catalog,
             timeout_s=max(0.0, self.deadline_s - (self.clock() - start) - OFFLINE_RESERVE_S),
@@ -337,6 +339,25 @@ class Resolver:
         return finalize(
             state, core_tools=config.core_tools, timings=timings, classifier=classifier_label
         )
+
+    def _prepare(
+        self, tools: Sequence[ToolInfo]
+    ) -> tuple[EffectiveCatalog, tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """The effective catalog and described candidates, cached per catalog + surface."""
+        base = self.catalogs.current()
+        surface = tuple((t.name, t.description) for t in tools if t.name)
+        key = (base.fingerprint, surface)
+        cached = self._prepared.get(key)
+        if cached is not None:
+            return cached
+        host = dict(surface)
+        names = tuple(dict.fromkeys(name for name, _ in surface))
+        catalog = base.with_host_descriptions(list(host.items()))
+        prepared = (catalog, names, tuple((n, catalog.describe(n, host.get(n, ""))) for n in names))
+        if len(self._prepared) >= 8:
+            self._prepared.pop(next(iter(self._prepared)))
+        self._prepared[key] = prepared
+        return prepared
 
     async def _classify(
         self, state: TurnState, request: ClassifyInput
@@ -361,9 +382,8 @@ class Resolver:
 
         t0 = self.clock()
         try:
-            result = await asyncio.wait_for(
-                self.llm.classify(request), timeout=max(0.001, request.timeout_s)
-            )
+            async with asyncio.timeout(max(0.001, request.timeout_s)):
+                result = await self.llm.classify(request)
         except TimeoutError:
             return self._fallback(state, offline, "llm_timeout_fallback"), "offline", self._ms(t0)
         except ClassifierTimeout as exc:
