@@ -102,7 +102,7 @@ def check_field(field_id: str, schema: Mapping[str, Any], state: Mapping[str, An
     try:
         error = best_match(validator.iter_errors(value))
     except Unresolvable as exc:  # a local "#/..." reference that points nowhere
-        return f"schema reference {exc.ref!r} cannot be resolved"
+        return f"schema reference {_ref(exc.ref)!r} cannot be resolved"
     if error is None:
         return None
     where = "".join(f"/{p}" for p in error.absolute_path)
@@ -140,7 +140,7 @@ def schema_problem(schema: Mapping[str, Any]) -> str | None:
         for _ in cls(dict(schema)).iter_errors(None):
             pass
     except Unresolvable as exc:
-        return f"$ref {exc.ref!r} cannot be resolved inside the schema"
+        return f"$ref {_ref(exc.ref)!r} cannot be resolved inside the schema"
     return None
 
 
@@ -179,6 +179,10 @@ def _known_dialects() -> frozenset[str]:
     )
     ids = (c.META_SCHEMA.get("$id") or c.META_SCHEMA.get("id") for c in classes)
     return frozenset(_norm(i) for i in ids if isinstance(i, str))
+
+
+def _ref(ref: str) -> str:
+    return ref if ref.startswith("#") else f"#{ref}"
 
 
 def _norm(uri: str) -> str:
