@@ -1,8 +1,10 @@
 """One turn, step by step (DESIGN §3).
 
 Each stage is a plain function over an immutable `TurnState`; only the classifier stage
-decides what is left out, every later stage can only add (`TurnState.add`). The invariants
-(subset of the candidates, candidate core tools present) are checked once, in `finalize`.
+decides what is left out, every later stage can only add (`TurnState.add`). The one exception
+is declared state eligibility (`apply_state`, run first): it excludes fail-closed, and
+`TurnState.add` never adds an excluded tool. The invariants (subset of the candidates,
+eligible candidate core tools present) are checked once, in `finalize`.
 `Resolver.resolve` holds the one broad ``except``: any fault becomes a defined answer.
 """
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -359,3 +361,16 @@ def test_valid_schemas_of_other_drafts_and_local_refs_load(tmp_path: Path) -> No
     assert evaluate(layer.state_requirements, ["talk_voice"], {"channel": "x", "mode": "a"}) == ()
     (bad,) = evaluate(layer.state_requirements, ["talk_voice"], {"channel": "x", "mode": "c"})
     assert bad.field == "mode"
+
+
+def test_jsonschema_loads_only_for_declared_requirements() -> None:
+    """Importing resolver and resolving without declarations never imports jsonschema."""
+    code = (
+        "import sys, resolver\n"
+        "from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest\n"
+        "r = Resolver(ResolverConfig(catalogOverridesFile=None))\n"
+        "r.resolve_sync(TurnRequest(prompt='hi', tools=[ToolInfo(name='read')], state={'a': 1}))\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
