@@ -48,6 +48,7 @@ OPENCLAW_STATE_IDS: Mapping[str, tuple[str, ...]] = {
 """Semantic id -> the OpenClaw hook-context keys it is read from (first non-empty wins)."""
 
 _MAX_CONSTRAINT_CHARS = 120
+_MAX_CACHED_VALUE_CHARS = 256
 
 
 def state_from_openclaw_ctx(ctx: Mapping[str, Any]) -> dict[str, Any]:
@@ -91,20 +92,42 @@ def evaluate(
 
 
 def check_field(field_id: str, schema: Mapping[str, Any], state: Mapping[str, Any]) -> str | None:
-    """Why `state[field_id]` does not meet `schema`, or None when it does."""
+    """Why `state[field_id]` does not meet `schema`, or None when it does.
+
+    Values are read as JSON (as a host would send them); small values are checked once per
+    distinct (schema, value) pair and the answer cached, since state repeats from turn to turn.
+    """
     if field_id not in state:
         return MISSING_WHY
+    value = state[field_id]
+    schema_json = _canonical(schema)
+    try:
+        value_json = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:  # not JSON-serializable: checked as is (fails any type contract)
+        return _check(schema_json, value)
+    if len(value_json) > _MAX_CACHED_VALUE_CHARS:
+        return _check(schema_json, orjson.loads(value_json))
+    return _cached_check(schema_json, value_json)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_check(schema_json: str, value_json: str) -> str | None:
+    return _check(schema_json, orjson.loads(value_json))
+
+
+def _check(schema_json: str, value: Any) -> str | None:
     from jsonschema.exceptions import best_match
     from referencing.exceptions import Unresolvable
 
-    value = state[field_id]
-    validator = _validator(_canonical(schema))
+    validator = _validator(schema_json)
     try:
+        if validator.is_valid(value):
+            return None
         error = best_match(validator.iter_errors(value))
     except Unresolvable as exc:  # a local "#/..." reference that points nowhere
         return f"schema reference {_ref(exc.ref)!r} cannot be resolved"
-    if error is None:
-        return None
+    if error is None:  # pragma: no cover - is_valid said no, so there is an error
+        return "value does not satisfy the schema"
     where = "".join(f"/{p}" for p in error.absolute_path)
     prefix = f"at {where}: " if where else ""
     keyword = "false" if error.validator is None else str(error.validator)

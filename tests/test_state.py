@@ -130,6 +130,15 @@ def test_why_never_carries_the_state_value() -> None:
     assert why is not None and "tok-9f8e7d6c5b4a" not in why and "string" in why
 
 
+def test_values_are_read_as_json() -> None:
+    """State values are checked as JSON: a tuple is an array; a non-JSON object fails closed."""
+    assert check_field("x", {"type": "array"}, {"x": ("a", "b")}) is None
+    why = check_field("x", {"type": "string"}, {"x": object()})
+    assert why == 'expected type "string", got non-JSON object'
+    long = "v" * 1000
+    assert check_field("x", {"maxLength": 10}, {"x": long}) == "string value fails 'maxLength' 10"
+
+
 def test_no_state_is_stateless(tmp_path: Path, surface: list[ToolInfo]) -> None:
     """When the host passes no state, declared requirements are not checked at all."""
     declared = resolve(Resolver(catalog_config(tmp_path)), VOICE, surface)
