@@ -383,3 +383,26 @@ def test_jsonschema_loads_only_for_declared_requirements() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_dangling_nested_reference_fails_closed(tmp_path: Path, surface: list[ToolInfo]) -> None:
+    """A nested local $ref that points nowhere (not caught at load) excludes the tool."""
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/none"}}}
+    config = catalog_config(tmp_path, {"talk_voice": {"call": schema}})
+    res = resolve(Resolver(config), VOICE, surface, state={"call": {"a": 1}})
+    assert res.tools_allow is not None and "talk_voice" not in res.tools_allow
+    assert "cannot be resolved" in res.exclusions[0].why
+
+
+def test_fault_in_the_state_stage_is_a_defined_answer(
+    monkeypatch: pytest.MonkeyPatch, surface: list[ToolInfo]
+) -> None:
+    """A bug in the state stage ends in abstain (internal_error_abstain); nothing raises."""
+    import resolver._pipeline as pipeline
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(pipeline, "apply_state", boom)
+    res = resolve(Resolver(ResolverConfig(catalogOverridesFile=None)), VOICE, surface, state={})
+    assert res.tools_allow is None and res.reason_codes == ("internal_error_abstain",)
