@@ -378,7 +378,7 @@ class Resolver:
                 config,
                 classifier=self.llm.name if self.llm is not None else "offline",
                 catalog_fingerprint=catalog.fingerprint,
-                tools=classify_input.tools,
+                tools=[(n, d, host_desc.get(n, "")) for n, d in classify_input.tools],
                 skills=classify_input.skills,
             ),
             refresh=request.refresh,

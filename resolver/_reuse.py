@@ -8,7 +8,7 @@ A classifier decision is reused only when all of these hold:
 - the stored entry is younger than ``reuse.ttlSeconds`` (by the resolver's injected clock);
 - the isolation fingerprint matches: classifier API base, model, classifier kind, a sha256 of
   the API key (the key itself is never stored), catalog fingerprint, candidate-tool
-  fingerprint (names + effective descriptions + skills) and the relevant options (core tools,
+  fingerprint (names, effective and host descriptions; skills) and the relevant options (core tools,
   confidence threshold, continuity turns, max classifier tokens).
 
 The message history is deliberately *not* in the fingerprint: a repeat of the same prompt in
@@ -69,17 +69,20 @@ def isolation_parts(
     *,
     classifier: str,
     catalog_fingerprint: str,
-    tools: Iterable[tuple[str, str]],
+    tools: Iterable[tuple[str, str, str]],
     skills: Mapping[str, str],
 ) -> dict[str, str]:
-    """Every part of the isolation key, each as a short hash (never a secret in clear)."""
+    """Every part of the isolation key, each as a short hash (never a secret in clear).
+
+    `tools` holds (name, effective description, host description) for every candidate.
+    """
     return {
         "apiBase": _sha(config.llm_api_base or "")[:16],
         "model": _sha(config.llm_model)[:16],
         "classifier": _sha(classifier)[:16],
         "account": key_fingerprint(config.api_key()),
         "catalog": catalog_fingerprint,
-        "candidates": _sha([[n, d] for n, d in tools])[:16],
+        "candidates": _sha([list(t) for t in tools])[:16],
         "skills": _sha(dict(skills))[:16],
         "options": _sha(
             {
