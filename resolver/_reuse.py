@@ -45,7 +45,7 @@ import orjson
 from ._classify import Classification
 from ._config import ResolverConfig
 from ._text import normalize_prompt
-from ._types import ReasonCode, Source
+from ._types import ReasonCode, Source, ToolInfo
 
 if TYPE_CHECKING:
     from ._pipeline import TurnState
@@ -69,12 +69,14 @@ def isolation_parts(
     *,
     classifier: str,
     catalog_fingerprint: str,
-    tools: Iterable[tuple[str, str, str]],
+    tools: Iterable[tuple[str, str]],
+    host_tools: Iterable[ToolInfo],
     skills: Mapping[str, str],
 ) -> dict[str, str]:
     """Every part of the isolation key, each as a short hash (never a secret in clear).
 
-    `tools` holds (name, effective description, host description) for every candidate.
+    `tools` holds (name, effective description) of every candidate, `host_tools` what the host
+    offered (names and its own descriptions): a change in either is a miss.
     """
     return {
         "apiBase": _sha(config.llm_api_base or "")[:16],
@@ -82,7 +84,9 @@ def isolation_parts(
         "classifier": _sha(classifier)[:16],
         "account": key_fingerprint(config.api_key()),
         "catalog": catalog_fingerprint,
-        "candidates": _sha([list(t) for t in tools])[:16],
+        "candidates": _sha(
+            [[list(t) for t in tools], [[t.name, t.description] for t in host_tools]]
+        )[:16],
         "skills": _sha(dict(skills))[:16],
         "options": _sha(
             {
