@@ -4,6 +4,7 @@ Importing this package does no I/O, reads no environment and configures no loggi
 library logs only to ``logging.getLogger("resolver")``.
 """
 
+from ._cache import KeywordCache
 from ._catalog import CatalogFile, CatalogStore, EffectiveCatalog, load_catalog_file
 from ._classify import Classification, Classifier, ClassifyInput
 from ._config import DEFAULT_CORE_TOOLS, ResolverConfig, load_config, load_config_file
@@ -19,6 +20,7 @@ from ._errors import (
 )
 from ._offline import OfflineClassifier
 from ._pipeline import Resolver, as_dict
+from ._reuse import ReuseStore
 from ._types import (
     REASON_CODES,
     Candidate,
@@ -53,6 +55,7 @@ __all__ = [
     "EffectiveCatalog",
     "Exclusion",
     "InvariantError",
+    "KeywordCache",
     "Message",
     "OfflineClassifier",
     "ReasonCode",
@@ -60,6 +63,7 @@ __all__ = [
     "Resolver",
     "ResolverConfig",
     "ResolverError",
+    "ReuseStore",
     "Signal",
     "Source",
     "Timings",

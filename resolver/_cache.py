@@ -374,7 +374,7 @@ class KeywordCache:
             with self._lock:
                 payload = orjson.dumps(self.to_file().model_dump(mode="json"))
                 pending = len(self._pending)
-            if self.corrupt is not None and self.path.exists():
+            if self.corrupt is not None and self.path.is_file():
                 backup = self.path.with_name(self.path.name + ".corrupt")
                 os.replace(self.path, backup)
                 logger.warning("resolver: corrupt keyword cache moved to %s", backup)

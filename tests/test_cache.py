@@ -409,3 +409,15 @@ def test_cache_file_has_no_credentials(tmp_path: Path) -> None:
     resolver.cache.save()
     assert path.exists() and secret not in path.read_text()
     assert os.path.getsize(path) > 0
+
+
+def test_unwritable_cache_path_never_fails_a_turn(tmp_path: Path) -> None:
+    """A cache path that is a directory: reported, turns resolve, the background save only logs."""
+    path = tmp_path / "kc.json"
+    path.mkdir()
+    resolver = Resolver(
+        make(tmp_path, keywordCacheFile=str(path)), llm=ScriptedClassifier(("nodes",))
+    )
+    res = resolve(resolver, "snap the garage camera", TOOLS)
+    assert res.tools_allow is not None and "nodes" in res.tools_allow
+    assert resolver.cache.corrupt is not None and path.is_dir()
