@@ -61,6 +61,8 @@ CACHE_VERSION = 1
 MAX_TERMS_PER_PROMPT = 64
 MAX_PROMPT_CHARS = 4000
 """Only the start of a very long prompt (a pasted document) is used for terms."""
+MAX_PENDING = 10_000
+"""Unsaved learn events kept for the next save (older ones are dropped if saving keeps failing)."""
 CACHE_STOPWORDS = frozenset({"redact", "redacted", "http", "https", "www", "com"})
 """Extra terms never learned: redaction markers in telemetry excerpts and URL noise."""
 
@@ -216,7 +218,10 @@ class KeywordCache:
             return False
         with self._lock:
             self._apply(terms, chosen)
-            self._pending.append((terms, chosen))
+            if self.path is not None:  # kept for the next save (replayed on a merge), bounded
+                self._pending.append((terms, chosen))
+                if len(self._pending) > MAX_PENDING:
+                    del self._pending[0]
         return True
 
     def _apply(self, terms: Sequence[str], tools: Sequence[str]) -> None:
@@ -236,7 +241,7 @@ class KeywordCache:
                     entry.tools[tool] += 1
                     continue
                 if len(entry.tools) >= lim.max_tools_per_term:
-                    weakest = min(entry.tools, key=lambda t: (entry.tools[t], _desc(t)))
+                    weakest = max(entry.tools, key=lambda t: (-entry.tools[t], t))
                     del entry.tools[weakest]
                 entry.tools[tool] = 1
                 entry.distinct += 1
@@ -396,11 +401,6 @@ class KeywordCache:
             logger.warning("resolver: could not save keyword cache %s: %s", self.path, exc)
 
 
-def _desc(name: str) -> tuple[int, ...]:
-    """Sort key that orders names descending (the name sorted last is evicted first)."""
-    return tuple(-ord(c) for c in name)
-
-
 def atomic_write(path: Path, payload: bytes) -> None:
     """Write `payload` to `path` atomically: temp file in the same folder, fsync, replace."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -494,7 +494,7 @@ def learn_telemetry(
 ) -> LearnReport:
     """Learn from telemetry JSONL lines (read leniently: bad lines are counted and skipped)."""
     report = LearnReport()
-    core = tuple(core_tools)
+    core = frozenset(core_tools)
     for raw in lines:
         if not raw.strip():
             continue
@@ -512,7 +512,7 @@ def learn_telemetry(
             report.skip(got)
             continue
         prompt, tools, from_llm, from_used = got
-        if not cache.learn(prompt, tools):
+        if not cache.learn(prompt, [t for t in tools if t not in core]):
             report.skip("no usable terms in the prompt")
             continue
         report.learned += 1

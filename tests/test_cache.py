@@ -421,3 +421,10 @@ def test_unwritable_cache_path_never_fails_a_turn(tmp_path: Path) -> None:
     res = resolve(resolver, "snap the garage camera", TOOLS)
     assert res.tools_allow is not None and "nodes" in res.tools_allow
     assert resolver.cache.corrupt is not None and path.is_dir()
+
+
+def test_memory_only_cache_keeps_no_backlog() -> None:
+    """Without a file the cache learns but keeps no unsaved-event backlog (bounded memory)."""
+    cache = KeywordCache()
+    teach(cache, "water plants", ("automations",), 50)
+    assert cache.learned == 50 and not cache.dirty and cache.save() is False
