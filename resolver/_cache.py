@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 
 from ._text import tokens
 
@@ -67,13 +67,19 @@ CACHE_STOPWORDS = frozenset({"redact", "redacted", "http", "https", "www", "com"
 """Extra terms never learned: redaction markers in telemetry excerpts and URL noise."""
 
 
-class _TermFile(BaseModel):
+class CacheTerm(BaseModel):
+    """One learned term."""
+
     model_config = ConfigDict(extra="ignore")
 
     seen: int = Field(ge=0)
+    """How many learned prompts contained the term."""
     last: int = Field(default=0, ge=0)
+    """The learn tick that last reinforced it (recency, for eviction)."""
     distinct: int = Field(default=0, ge=0)
-    tools: dict[str, int] = Field(default_factory=dict)
+    """How many different tools it was ever learned with (evicted ones included)."""
+    tools: dict[str, PositiveInt] = Field(default_factory=dict)
+    """Tool -> in how many of those prompts the tool was chosen."""
 
 
 class CacheFile(BaseModel):
@@ -86,7 +92,7 @@ class CacheFile(BaseModel):
     """The learn-event counter (recency for eviction)."""
     learned: int = Field(default=0, ge=0)
     """How many learn events the cache has taken."""
-    terms: dict[str, _TermFile] = Field(default_factory=dict)
+    terms: dict[str, CacheTerm] = Field(default_factory=dict)
 
 
 @dataclass
@@ -274,7 +280,7 @@ class KeywordCache:
                 tick=self._tick,
                 learned=self._learned,
                 terms={
-                    term: _TermFile(
+                    term: CacheTerm(
                         seen=e.seen, last=e.last, distinct=e.distinct, tools=dict(e.tools)
                     )
                     for term, e in sorted(self._terms.items())

@@ -428,3 +428,15 @@ def test_memory_only_cache_keeps_no_backlog() -> None:
     cache = KeywordCache()
     teach(cache, "water plants", ("automations",), 50)
     assert cache.learned == 50 and not cache.dirty and cache.save() is False
+
+
+def test_saved_file_matches_the_shipped_schema(tmp_path: Path) -> None:
+    """A written cache file validates against schemas/keyword-cache.v1.json."""
+    import jsonschema
+
+    path = tmp_path / "kc.json"
+    cache = KeywordCache(path)
+    teach(cache, "water the plants tomorrow", ("automations", "message"), 4)
+    cache.save()
+    schema = json.loads((REPO / "schemas" / "keyword-cache.v1.json").read_text())
+    jsonschema.validate(json.loads(path.read_text()), schema)

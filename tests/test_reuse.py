@@ -297,3 +297,20 @@ def test_the_key_is_never_stored(llm: ScriptedClassifier) -> None:
     assert "sk-very-secret-value" not in dumped
     assert key_fingerprint("sk-very-secret-value") in dumped
     assert key_fingerprint(None) == "" and len(key_fingerprint("x")) == 32
+
+
+@pytest.mark.parametrize("target", ["apply_reused", "apply_cache", "learn_from_turn"])
+def test_fault_in_reuse_or_cache_stage_is_a_defined_answer(
+    monkeypatch: pytest.MonkeyPatch, llm: ScriptedClassifier, target: str
+) -> None:
+    """A bug in the reuse or cache stages ends in abstain (internal_error_abstain), not a raise."""
+    import resolver._pipeline as pipeline
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("injected")
+
+    resolver = Resolver(config(), llm=llm)
+    turn(resolver)  # stores a decision, so the next turn takes the reuse path
+    monkeypatch.setattr(pipeline, target, boom)
+    res = turn(resolver)
+    assert res.tools_allow is None and res.reason_codes == ("internal_error_abstain",)
