@@ -340,7 +340,11 @@ class KeywordCache:
                 )
 
     def reload_if_changed(self) -> bool:
-        """Re-read the file if another process replaced it (unsaved events are replayed)."""
+        """Re-read the file if another process replaced it (unsaved events are replayed).
+
+        Callers hold `_write_lock` (`save`, `maybe_reload`), so a reload never sees this
+        process's own write before its signature is recorded (which would count events twice).
+        """
         if self.path is None or self._cleared:
             return False
         try:
@@ -371,10 +375,14 @@ class KeywordCache:
         if self._checked_at is not None and now - self._checked_at < RELOAD_INTERVAL_S:
             return
         self._checked_at = now
+        if not self._write_lock.acquire(blocking=False):
+            return  # a save is running; it re-reads the file itself
         try:
             self.reload_if_changed()
         except OSError as exc:
             logger.warning("resolver: cannot re-read keyword cache %s: %s", self.path, exc)
+        finally:
+            self._write_lock.release()
 
     def save(self, *, now: float | None = None) -> bool:
         """Write the cache atomically if it has unsaved learn events. True when written."""

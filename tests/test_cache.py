@@ -440,3 +440,18 @@ def test_saved_file_matches_the_shipped_schema(tmp_path: Path) -> None:
     cache.save()
     schema = json.loads((REPO / "schemas" / "keyword-cache.v1.json").read_text())
     jsonschema.validate(json.loads(path.read_text()), schema)
+
+
+def test_running_cache_picks_up_another_writer_and_keeps_its_own_events(tmp_path: Path) -> None:
+    """A running cache re-reads a file another process rewrote, replaying its unsaved events."""
+    path = tmp_path / "kc.json"
+    running = KeywordCache(path)
+    teach(running, "water plants", ("automations",), 3)  # unsaved
+    other = KeywordCache(path)
+    teach(other, "camera snapshot", ("nodes",), 3)
+    other.save()
+    running.maybe_reload(now=100.0)
+    hint = running.suggest("plants camera", ["automations", "nodes"])
+    assert set(hint.tools) == {"automations", "nodes"} and running.learned == 6
+    running.save()
+    assert KeywordCache(path).learned == 6  # nothing counted twice
