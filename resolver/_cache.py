@@ -2,8 +2,8 @@
 
 What it learns
     Each learn event is (prompt terms, tools). Terms are the prompt's index terms
-    (`_text.tokens`: stemmed words, CJK bigrams; stop-words, single letters and bare numbers
-    dropped) plus adjacent-term bigrams ("call mom"), at most `MAX_TERMS_PER_PROMPT` per prompt.
+    (`_text.tokens`: stemmed words, CJK bigrams; stop-words, single letters, bare numbers and
+    redaction markers dropped) plus adjacent-term bigrams ("call mom"), at most `MAX_TERMS_PER_PROMPT` per prompt.
     For every term the cache counts how many learned prompts contained it (``seen``) and, per
     tool, how many of those prompts chose the tool. Online it learns only from the LLM's own
     selection on confident answers (source ``llm``, confidence >= the learn threshold) — never
@@ -40,6 +40,7 @@ import contextlib
 import itertools
 import logging
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -63,6 +64,8 @@ MAX_PROMPT_CHARS = 4000
 """Only the start of a very long prompt (a pasted document) is used for terms."""
 MAX_PENDING = 10_000
 """Unsaved learn events kept for the next save (older ones are dropped if saving keeps failing)."""
+_REDACTION = re.compile(r"\[REDACTED(?::[A-Za-z0-9_\-]+)?\]")
+"""Telemetry's redaction markers (``[REDACTED:bearer]``): their words are not prompt terms."""
 CACHE_STOPWORDS = frozenset({"redact", "redacted", "http", "https", "www", "com"})
 """Extra terms never learned: redaction markers in telemetry excerpts and URL noise."""
 
@@ -134,9 +137,8 @@ class CacheHint:
 
 def prompt_terms(prompt: str) -> tuple[str, ...]:
     """The cache terms of a prompt: unigrams, then adjacent bigrams (deduplicated, capped)."""
-    words = [
-        t for t in tokens(prompt[:MAX_PROMPT_CHARS]) if not t.isdigit() and t not in CACHE_STOPWORDS
-    ]
+    text = _REDACTION.sub(" ", prompt[:MAX_PROMPT_CHARS])
+    words = [t for t in tokens(text) if not t.isdigit() and t not in CACHE_STOPWORDS]
     unigrams = list(dict.fromkeys(words))
     bigrams = [f"{a} {b}" for a, b in itertools.pairwise(words) if a != b]
     return tuple(dict.fromkeys(unigrams + bigrams))[:MAX_TERMS_PER_PROMPT]

@@ -52,7 +52,8 @@ def test_prompt_terms_drop_stopwords_numbers_and_add_bigrams() -> None:
 def test_stopword_only_prompt_learns_nothing() -> None:
     """A prompt of stop-words, numbers and redaction markers adds no term."""
     cache = KeywordCache()
-    assert cache.learn("thanks, please do it 42 [REDACTED]", ("web_search",)) is False
+    marker = "[REDACTED:bearer] [REDACTED:configured_key] [REDACTED]"
+    assert cache.learn(f"thanks, please do it 42 {marker}", ("web_search",)) is False
     assert len(cache) == 0
 
 
