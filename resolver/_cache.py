@@ -3,12 +3,13 @@
 What it learns
     Each learn event is (prompt terms, tools). Terms are the prompt's index terms
     (`_text.tokens`: stemmed words, CJK bigrams; stop-words, single letters, bare numbers and
-    redaction markers dropped) plus adjacent-term bigrams ("call mom"), at most `MAX_TERMS_PER_PROMPT` per prompt.
-    For every term the cache counts how many learned prompts contained it (``seen``) and, per
-    tool, how many of those prompts chose the tool. Online it learns only from the LLM's own
-    selection on confident answers (source ``llm``, confidence >= the learn threshold) — never
-    from fallbacks, offline answers, low-confidence answers, reused turns, or tools the cache
-    itself added (no self-reinforcement). Offline it learns from telemetry (`learn_telemetry`).
+    redaction markers dropped) plus adjacent-term bigrams ("call mom"), at most
+    `MAX_TERMS_PER_PROMPT` per prompt. For every term the cache counts how many learned prompts
+    contained it (``seen``) and, per tool, how many of those prompts chose the tool. Online it
+    learns only from the LLM's own selection on confident answers (source ``llm``, confidence >=
+    the learn threshold) — never from fallbacks, offline answers, low-confidence answers, reused
+    turns, or tools the cache itself added (no self-reinforcement). Offline it learns from
+    telemetry (`learn_telemetry`).
 
 When an association is used (pollution guards)
     term -> tool is used only when the tool was chosen in at least ``min_support`` learned
