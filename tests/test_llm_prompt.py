@@ -149,7 +149,9 @@ def test_lenient_parse_rejects_prose() -> None:
 
 @settings(max_examples=60)
 @given(
-    st.dictionaries(st.text(max_size=8), st.integers() | st.text(max_size=8), max_size=4),
+    st.dictionaries(
+        st.text(max_size=8), st.integers(-(2**53), 2**53) | st.text(max_size=8), max_size=4
+    ),
     st.text(alphabet=st.characters(blacklist_characters="{}`"), max_size=30),
     st.text(alphabet=st.characters(blacklist_characters="{}`"), max_size=30),
 )
