@@ -72,13 +72,21 @@ def key_fingerprint(key: str | None) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
+Droppable = Literal["metadata", "temperature", "max_completion_tokens"]
+DROPPABLE: tuple[Droppable, ...] = ("metadata", "temperature", "max_completion_tokens")
+"""Request fields left out once an endpoint rejects them by name with a 400: list-valued
+``metadata`` (OpenAI's own metadata takes string values only), ``temperature`` (reasoning
+models accept only their default) and ``max_completion_tokens`` (older servers: sent as
+``max_tokens`` instead)."""
+
+
 @dataclass
 class EndpointMemory:
     """What worked against one endpoint (api base + model), remembered for the process."""
 
     mode: Mode = "json_schema"
-    metadata: bool = True
-    """False once the endpoint rejected ``metadata`` with list-valued tags (see docs)."""
+    dropped: frozenset[Droppable] = frozenset()
+    """Fields this endpoint rejected (see `DROPPABLE`)."""
 
 
 class ClientPool:
@@ -259,31 +267,33 @@ class LLMClassifier:
         key = self._key()
         client = self._pool.client(self.api_base, key)
         memory = self._pool.endpoint(self.api_base, self.model)
-        mode, metadata = memory.mode, memory.metadata
+        mode, dropped = memory.mode, memory.dropped
         messages = build_messages(request)
         names = [name for name, _ in request.tools]
         while True:
             try:
-                raw = await self._post(client, messages, names, mode, metadata, deadline)
+                raw = await self._post(client, messages, names, mode, dropped, deadline)
             except openai.APIStatusError as exc:
                 if exc.status_code in (400, 422):
-                    text = _redact(str(exc), key)
-                    if metadata and "metadata" in text.lower():
+                    text = _redact(str(exc), key).lower()
+                    field = next((f for f in DROPPABLE if f not in dropped and f in text), None)
+                    if field is not None:
                         logger.warning(
-                            "resolver: %s rejects metadata.tags; attributing with user and "
-                            "header only",
+                            "resolver: %s rejects %s; sending requests without it",
                             self.api_base,
+                            field,
                         )
-                        metadata = False
+                        dropped = dropped | {field}
                         continue
                     if mode != "text":
+                        following = MODES[MODES.index(mode) + 1]
                         logger.info(
                             "resolver: %s rejected response_format %s; trying %s",
                             self.api_base,
                             mode,
-                            MODES[MODES.index(mode) + 1],
+                            following,
                         )
-                        mode = MODES[MODES.index(mode) + 1]
+                        mode = following
                         continue
                 raise _status_error(exc, key) from None
             except openai.APITimeoutError:
@@ -300,8 +310,25 @@ class LLMClassifier:
                     f"transport error from {self.api_base}: {type(exc).__name__}",
                     status_code=None,
                 ) from None
-            memory.mode, memory.metadata = mode, metadata
+            memory.mode, memory.dropped = mode, dropped
             return _decode(raw)
+
+    def _body(self, names: list[str], mode: Mode, dropped: frozenset[Droppable]) -> dict[str, Any]:
+        """The request fields beyond model/messages/user (sent as the body's extra fields)."""
+        body: dict[str, Any] = {}
+        if "temperature" not in dropped:
+            body["temperature"] = self.temperature
+        if "max_completion_tokens" in dropped:
+            body["max_tokens"] = self.config.llm_max_tokens
+        else:
+            body["max_completion_tokens"] = self.config.llm_max_tokens
+        if "metadata" not in dropped:
+            body["metadata"] = {"tags": self.config.all_tags()}
+        if mode == "json_schema":
+            body["response_format"] = response_format_json_schema(names)
+        elif mode == "json_object":
+            body["response_format"] = {"type": "json_object"}
+        return body
 
     async def _post(
         self,
@@ -309,25 +336,16 @@ class LLMClassifier:
         messages: list[dict[str, str]],
         names: list[str],
         mode: Mode,
-        metadata: bool,
+        dropped: frozenset[Droppable],
         deadline: float,
     ) -> bytes:
-        extra: dict[str, Any] = {}
-        if metadata:
-            extra["metadata"] = {"tags": self.config.all_tags()}
-        if mode == "json_schema":
-            extra["response_format"] = response_format_json_schema(names)
-        elif mode == "json_object":
-            extra["response_format"] = {"type": "json_object"}
         timeout = max(0.001, deadline - self._clock())
         async with client.chat.completions.with_streaming_response.create(
             model=self.model,
             messages=messages,  # type: ignore[arg-type]
-            temperature=self.temperature,
-            max_completion_tokens=self.config.llm_max_tokens,
             user=ATTRIBUTION_USER,
             extra_headers={CALLER_HEADER: CALLER_VALUE},
-            extra_body=extra,
+            extra_body=self._body(names, mode, dropped),
             timeout=timeout,
         ) as response:
             declared = response.headers.get("content-length")

@@ -331,22 +331,32 @@ async def test_json_mode_rejected_falls_back_to_lenient_text(
     assert res.source == "llm" and res.llm_tools == ("browser", "web_fetch")
 
 
-async def test_rejected_metadata_is_dropped_and_remembered(
-    llm_server: LLMServer, surface: list[ToolInfo]
+REJECTIONS = [
+    ("metadata", "Invalid type for 'metadata.tags': expected a string, but got an array"),
+    ("temperature", "Unsupported value: 'temperature' does not support 0 with this model"),
+    ("max_completion_tokens", "Unrecognized request argument: max_completion_tokens"),
+]
+
+
+@pytest.mark.parametrize(("field", "message"), REJECTIONS, ids=[r[0] for r in REJECTIONS])
+async def test_rejected_field_is_dropped_and_remembered(
+    llm_server: LLMServer, surface: list[ToolInfo], field: str, message: str
 ) -> None:
-    """A server that rejects list-valued metadata gets requests without it (user/header stay)."""
+    """A 400 naming metadata/temperature/max_completion_tokens: resent without it, remembered."""
 
     def respond(request: Recorded) -> Reply:
-        if "metadata" in request.body:
-            return error(400, "Invalid type for 'metadata.tags': expected a string")
-        return completion(GOOD)
+        return error(400, message) if field in request.body else completion(GOOD)
 
     llm_server.default = respond
     resolver = await resolver_for(llm_server.base_url)
     res = await resolve(resolver, surface)
     await resolve(resolver, surface)
     assert res.source == "llm"
-    assert ["metadata" in r.body for r in llm_server.requests] == [True, False, False]
+    assert [field in r.body for r in llm_server.requests] == [True, False, False]
+    second = llm_server.requests[1].body
+    assert second["response_format"]["type"] == "json_schema"
+    if field == "max_completion_tokens":
+        assert second["max_tokens"] == 400
     assert all(r.body["user"] == "openclaw-resolver" for r in llm_server.requests)
     assert all(r.headers["x-openclaw-caller"] == "tool-resolver" for r in llm_server.requests)
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -193,3 +196,18 @@ def test_vote_invariants(selections: list[tuple[str, ...]]) -> None:
 def test_single_sample_vote_is_the_sample() -> None:
     """n=1 voting returns the sample's own selection."""
     assert _vote(("b", "a")).selected == ("b", "a")
+
+
+def test_prompt_size_benchmark_prints_the_table(tmp_path: Path) -> None:
+    """benchmark/classifier-prompt-size.py prints (and writes) the o200k_base token table."""
+    out = tmp_path / "size.md"
+    script = Path(__file__).resolve().parent.parent / "benchmark" / "classifier-prompt-size.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert "| system prefix" in done.stdout and "o200k_base" in done.stdout
+    assert out.read_text() == done.stdout
