@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -147,6 +149,7 @@ def _answer(**overrides: Any) -> Reply:
 FAULTS: list[tuple[str, Reply | None, str]] = [
     ("connection-refused", None, "llm_error_fallback"),
     ("401", error(401, "Incorrect API key provided"), "llm_auth_fallback"),
+    ("403", error(403, "Project does not have access"), "llm_auth_fallback"),
     ("404-unknown-model", error(404, "The model does not exist"), "llm_unknown_model_fallback"),
     ("429", error(429, "Rate limit reached"), "llm_rate_limited_fallback"),
     ("500", error(500, "internal error"), "llm_error_fallback"),
@@ -381,6 +384,24 @@ async def test_one_client_per_base_and_key() -> None:
     assert CLIENTS.client("http://127.0.0.1:8/v1", "sk-one") is not a
     assert a.max_retries == 0
     assert key_fingerprint("sk-one") != "sk-one" and len(key_fingerprint("sk-one")) == 16
+
+
+def test_openai_api_key_alone_selects_the_llm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OPENAI_API_KEY with no llmApiBase: the LLM classifier against api.openai.com."""
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None))
+    assert isinstance(resolver.llm, LLMClassifier)
+    assert resolver.llm.api_base == "https://api.openai.com/v1"
+    assert resolver.llm.name == "llm:gpt-5.4-mini"
+
+
+def test_importing_resolver_does_not_load_the_sdk() -> None:
+    """The SDK loads only when an LLM classifier is built (late import)."""
+    code = "import sys, resolver; print('openai' in sys.modules, 'resolver._llm' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split() == ["False", "False"]
 
 
 # ---------------------------------------------------------------- voted mode
