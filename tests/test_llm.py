@@ -113,11 +113,12 @@ async def test_default_tags_always_present(llm_server: LLMServer, surface: list[
 
 
 async def test_request_shape(llm_server: LLMServer, surface: list[ToolInfo]) -> None:
-    """Temperature 0, a strict JSON schema enum of the candidates, the turn last, no schemas."""
+    """Temperature 0, the deadline as timeout, a strict enum schema, the turn last, no schemas."""
     llm_server.script(completion(GOOD))
     resolver = await resolver_for(llm_server.base_url, llmMaxTokens=300)
     await resolve(resolver, surface)
     body = llm_server.requests[0].body
+    assert 0 < float(llm_server.requests[0].headers["x-stainless-read-timeout"]) <= 4.0
     assert body["model"] == "gpt-5.4-mini"
     assert body["temperature"] == 0
     assert body["max_completion_tokens"] == 300
