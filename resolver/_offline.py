@@ -22,7 +22,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ._catalog import EffectiveCatalog
@@ -42,8 +42,8 @@ WEAK_RELATIVE_CUTOFF = 0.3
 """...or this fraction when the best score is weak (widen for recall)."""
 WEAK_SCORE = 5.0
 SEGMENT_RELATIVE_CUTOFF = 0.6
-SEGMENT_PICKS = 3
-MAX_SELECTED = 12
+SEGMENT_PICKS = 4
+MAX_SELECTED = 16
 MIN_TYPO_LENGTH = 4
 
 _SEGMENT_SPLIT = re.compile(
@@ -195,20 +195,14 @@ class OfflineClassifier:
             )
         weak = top < WEAK_SCORE
         cutoff = top * (WEAK_RELATIVE_CUTOFF if weak else RELATIVE_CUTOFF)
-        chosen: dict[str, None] = {}
-        for i in ranked:
-            if scores[i] < cutoff or len(chosen) >= MAX_SELECTED:
-                break
-            chosen[names[i]] = None
-        for name in self._segment_picks(index, request.prompt):
-            if len(chosen) >= MAX_SELECTED:
-                break
-            chosen.setdefault(name, None)
+        lists = [[names[i] for i in ranked if scores[i] >= cutoff]]
+        lists.extend(self._segment_lists(index, request.prompt))
+        chosen = _round_robin(lists, MAX_SELECTED)
         second = scores[ranked[1]] if len(ranked) > 1 else 0.0
         margin = (top - second) / top
         confidence = min(1.0, 0.3 + 0.06 * top + 0.3 * margin)
         return Classification(
-            selected=tuple(chosen),
+            selected=chosen,
             confidence=round(confidence, 3),
             scores=rounded,
             reasoning=f"lexical match; best {names[ranked[0]]} ({top:.2f})",
@@ -216,21 +210,34 @@ class OfflineClassifier:
             classifier="offline",
         )
 
-    def _segment_picks(self, index: _Index, prompt: str) -> Iterable[str]:
-        """The best tools of each clause of a multi-part prompt."""
+    def _segment_lists(self, index: _Index, prompt: str) -> list[list[str]]:
+        """Per clause of a multi-part prompt: its best tools, best first."""
         segments = [s for s in _SEGMENT_SPLIT.split(prompt) if s and len(s.strip()) > 2]
         if len(segments) < 2:
             return []
-        picks: list[str] = []
+        lists: list[list[str]] = []
         for segment in segments:
             seg_scores = self._score(index, self._query(index, segment))
             order = heapq.nlargest(
                 SEGMENT_PICKS, range(len(index.names)), key=seg_scores.__getitem__
             )
             best = seg_scores[order[0]] if order else 0.0
-            if best <= 0:
-                continue
-            for i in order[:SEGMENT_PICKS]:
-                if seg_scores[i] >= best * SEGMENT_RELATIVE_CUTOFF:
-                    picks.append(index.names[i])
-        return picks
+            if best > 0:
+                floor = best * SEGMENT_RELATIVE_CUTOFF
+                lists.append([index.names[i] for i in order if seg_scores[i] >= floor])
+        return lists
+
+
+def _round_robin(lists: Sequence[Sequence[str]], cap: int) -> tuple[str, ...]:
+    """Take the 1st of every list, then the 2nd of every list, ... up to `cap` names.
+
+    The whole-prompt ranking comes first, so a single-clause prompt is a plain top-of-ranking;
+    every clause of a multi-part prompt gets its best tool before any gets its second.
+    """
+    chosen: dict[str, None] = {}
+    depth = max((len(x) for x in lists), default=0)
+    for level in range(depth):
+        for items in lists:
+            if level < len(items) and len(chosen) < cap:
+                chosen.setdefault(items[level], None)
+    return tuple(chosen)
