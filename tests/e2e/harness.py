@@ -12,9 +12,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
 import shlex
+import signal
+import socket
 import subprocess
 import sys
 import time
@@ -119,6 +123,8 @@ class OpenClawHome:
     install: OpenClawInstall
     home: Path
     base_url: str
+    sidecar_env: dict[str, str] = field(default_factory=dict)
+    """Extra environment for OpenClaw (inherited by the sidecar it starts)."""
 
     @property
     def config_path(self) -> Path:
@@ -130,7 +136,7 @@ class OpenClawHome:
         plugin_config: dict[str, Any] | None = None,
         *,
         plugin_dir: Path = EXTENSION_DIR,
-        tool_search: bool = False,
+        tool_search: bool | None = False,
         hook_timeouts: dict[str, int] | None = None,
         extra: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
@@ -177,8 +183,46 @@ class OpenClawHome:
             config[key] = value
         self.config_path.parent.mkdir(parents=True, exist_ok=True)
         self.config_path.write_text(json.dumps(config, indent=2))
-        self._sidecar_env = dict(sidecar.env) if sidecar else {}
+        self.sidecar_env = dict(sidecar.env) if sidecar else {}
         return config
+
+    def read_config(self) -> dict[str, Any]:
+        return dict(json.loads(self.config_path.read_text()))
+
+    def update_config(self, **sections: Any) -> dict[str, Any]:
+        """Set top-level sections of ``openclaw.json`` (other keys untouched)."""
+        config = self.read_config()
+        config.update(sections)
+        self.config_path.write_text(json.dumps(config, indent=2))
+        return config
+
+    def install_with_resolver_cli(
+        self,
+        sidecar: SidecarSpec,
+        plugin_config: dict[str, Any] | None = None,
+        *,
+        link: bool = False,
+    ) -> subprocess.CompletedProcess[str]:
+        """Put the plugin in place the way users do: ``resolver install openclaw``.
+
+        Runs ``<sidecar.python_path> -m resolver install openclaw --openclaw-home ~/.openclaw``
+        (after ``write_config(None)`` wrote the provider and model), so the extension is
+        copied to ``~/.openclaw/extensions/`` and ``pythonPath`` is that interpreter.
+        """
+        cmd = [sidecar.python_path, "-m", "resolver", "install", "openclaw"]
+        cmd += ["--openclaw-home", str(self.config_path.parent)]
+        if link:
+            cmd.append("--link")
+        if plugin_config:
+            cfg = self.home / "resolver-config.json"
+            cfg.write_text(json.dumps(plugin_config))
+            cmd += ["--config", str(cfg)]
+        env = {**os.environ, **sidecar.env, "HOME": str(self.home)}
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{cmd} failed:\n{proc.stdout}\n{proc.stderr}")
+        self.sidecar_env = dict(sidecar.env)
+        return proc
 
     def env(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in _PASSTHROUGH_ENV if k in os.environ}
@@ -193,7 +237,7 @@ class OpenClawHome:
                 "OPENCLAW_NO_RESPAWN": "1",
             }
         )
-        env.update(getattr(self, "_sidecar_env", {}))
+        env.update(self.sidecar_env)
         return env
 
     def openclaw(self, *args: str, timeout: float = 180) -> AgentRun:
@@ -211,8 +255,111 @@ class OpenClawHome:
         )
         return AgentRun(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - t0)
 
-    def run_agent(self, message: str, *, timeout: float = 180) -> AgentRun:
-        """One turn: ``openclaw agent --local --agent main --message <message> --json``."""
-        return self.openclaw(
-            "agent", "--local", "--agent", "main", "--message", message, "--json", timeout=timeout
+    def run_agent(self, message: str, *, timeout: float = 180, local: bool = True) -> AgentRun:
+        """One turn: ``openclaw agent --local --agent main --message <message> --json``.
+
+        ``local=False`` drops ``--local``: the turn goes through a running Gateway
+        (:meth:`start_gateway`), whose plugin and sidecar outlive the turn.
+        """
+        args = ["agent", "--agent", "main", "--message", message, "--json"]
+        if local:
+            args.insert(1, "--local")
+        return self.openclaw(*args, timeout=timeout)
+
+    def start_gateway(self, *, timeout: float = 240) -> Gateway:
+        """Start ``openclaw gateway run`` on a free loopback port; wait until it accepts turns.
+
+        Adds ``gateway`` (mode local, loopback, token auth) and ``discovery.mdns.mode=off`` to
+        ``openclaw.json``. Stop it with :meth:`Gateway.stop` (or use it as a context manager).
+        """
+        port = _free_port()
+        token = secrets.token_hex(16)
+        self.update_config(
+            gateway={
+                "mode": "local",
+                "port": port,
+                "bind": "loopback",
+                "auth": {"mode": "token", "token": token},
+            },
+            discovery={"mdns": {"mode": "off"}},
         )
+        log_path = self.home / "gateway.log"
+        log = log_path.open("w")
+        cmd = [str(self.install.node), str(self.install.openclaw_entry), "gateway", "run"]
+        cmd += ["--bind", "loopback", "--port", str(port)]
+        proc = subprocess.Popen(
+            cmd,
+            env=self.env(),
+            cwd=self.home,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # one process group: stop() takes the sidecar along
+        )
+        log.close()
+        gw = Gateway(home=self, port=port, proc=proc, log_path=log_path)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            if proc.poll() is not None:
+                raise RuntimeError(f"gateway exited {proc.returncode}:\n{gw.log()[-4000:]}")
+            if _accepts(port) and _READY_MARK in gw.log():
+                gw.started_in = time.monotonic() - t0
+                return gw
+            time.sleep(0.2)
+        gw.stop()
+        raise RuntimeError(f"gateway not ready after {timeout}s:\n{gw.log()[-4000:]}")
+
+
+_READY_MARK = "[gateway] ready"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@dataclass
+class Gateway:
+    """A running ``openclaw gateway run`` on 127.0.0.1, owned by one test."""
+
+    home: OpenClawHome
+    port: int
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+    started_in: float = 0.0
+    """Seconds from spawn until the Gateway was ready."""
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def turn(self, message: str, *, timeout: float = 180) -> AgentRun:
+        """One turn through this Gateway (``openclaw agent`` without ``--local``)."""
+        return self.home.run_agent(message, timeout=timeout, local=False)
+
+    def stop(self) -> None:
+        """SIGTERM the Gateway (it stops its plugins); then SIGKILL whatever is left of its
+        process group (a sidecar that did not exit, a hung Gateway after 30 s)."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.send_signal(signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=30)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+
+    def __enter__(self) -> Gateway:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
