@@ -71,7 +71,12 @@ def test_sidecar_answer_narrows_the_primary_request_to_exactly_those_tools(
         nxt = frames[i + 1] if i + 1 < len(frames) else None
         assert nxt is None or nxt.get("method") == "configure", frames
     (configure, *_) = sidecar.requests("configure")
-    assert configure["params"]["config"]["pythonPath"] == sidecar.python_path
+    # Exactly the keys set in openclaw.json: the manifest declares no defaults for OpenClaw
+    # to fill in, so the resolver's own defaults apply.
+    assert configure["params"]["config"] == {
+        "pythonPath": sidecar.python_path,
+        "logDecisions": True,
+    }
     (resolve,) = sidecar.requests("resolve")
     params = resolve["params"]
     assert params["event"]["prompt"].endswith(PROMPT)
@@ -192,6 +197,7 @@ def test_tool_calls_the_model_makes_are_reported_after_the_call(
     assert call["ok"] is True
     assert call["toolCallId"] == "call_r1"
     (resolve,) = sidecar.requests("resolve")  # one resolve per turn, not per model call
+    assert len(sidecar.requests("observe_surface")) == 1  # llm_input: once per turn, too
     assert calls["params"]["ctx"]["runId"] == resolve["params"]["ctx"]["runId"]
 
 
