@@ -193,10 +193,20 @@ STOPWORDS = frozenset(
 )
 
 
+@lru_cache(maxsize=4096)
+def _fold_char(ch: str) -> str:
+    if ord(ch) < 0x0370:  # Latin (incl. extended) and Greek-free ranges: strip accents
+        return "".join(c for c in unicodedata.normalize("NFD", ch) if not unicodedata.combining(c))
+    return ch
+
+
 def fold(text: str) -> str:
-    """Lower-case and strip accents (NFKD), keeping CJK characters intact."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
+    """NFKC, lower-case, and strip accents from Latin letters only.
+
+    Hangul syllables and kana with voicing marks stay composed (a plain NFKD would split 서울
+    into jamo and turn で into て).
+    """
+    return "".join(_fold_char(ch) for ch in unicodedata.normalize("NFKC", text).lower())
 
 
 @lru_cache(maxsize=1)
