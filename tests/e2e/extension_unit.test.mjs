@@ -174,6 +174,15 @@ test("an error frame abstains", async () => {
   assert.equal(await a.hooks.before_prompt_build.handler(EVENT, CTX), undefined);
 });
 
+test("a failed configure retires the child before it answers anything with defaults", async () => {
+  const s = setup("configure_error");
+  const a = fakeApi({ pythonPath: s.python });
+  plugin.register(a.api);
+  // The fake answers configure with an error and the pipelined resolve with a decision.
+  assert.equal(await a.hooks.before_prompt_build.handler(EVENT, CTX), undefined);
+  assert.ok(a.logs.some((l) => l.includes("configure failed (invalid_config: llmTimeoutMs: bad)")));
+});
+
 test("a hung resolve abstains at the deadline, then a fresh child is started", async () => {
   const s = setup("hang");
   const a = fakeApi({ pythonPath: s.python, sidecarTimeoutMs: 400 });

@@ -13,6 +13,7 @@ Selected by environment variables (set by the e2e fixtures):
     ``bad_result``        answer ``resolve`` with ``FAKE_SIDECAR_TOOLS`` as-is (no checks), so a
                           test can send a malformed ``toolsAllow`` such as ``"read"`` or ``[1]``
     ``error``             answer ``resolve`` with an error frame
+    ``configure_error``   answer ``configure`` with an error frame, then ``resolve`` as ``fixed``
 ``FAKE_SIDECAR_TOOLS``
     JSON value for ``toolsAllow`` (default ``["read", "web_search"]``).
 ``FAKE_SIDECAR_LOG``
@@ -58,7 +59,10 @@ def handle(req: dict[str, Any]) -> None:
         sys.stdout.flush()
         return
     if method == "configure":
-        send({"id": rid, "result": {"ok": True}})
+        if MODE == "configure_error":
+            send({"id": rid, "error": {"code": "invalid_config", "message": "llmTimeoutMs: bad"}})
+        else:
+            send({"id": rid, "result": {"ok": True}})
     elif method == "resolve":
         if MODE == "hang":
             return  # never answer; keep reading
