@@ -52,38 +52,53 @@ def _nice_max(value: float) -> float:
     if value <= 0:
         return 1.0
     magnitude = float(10 ** math.floor(math.log10(value)))
-    for step in (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0):
+    for step in (1.0, 1.2, 1.6, 2.0, 2.4, 3.2, 4.0, 6.0, 8.0):
         if value <= step * magnitude:
             return step * magnitude
     return 10.0 * magnitude
 
 
-def _axes(y_max: float, y_label: str, x_label: str, ticks: int = 4) -> list[str]:
+def _compact(value: float) -> str:
+    """Tick labels: 950, 12k, 1.5M."""
+    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= limit:
+            text = f"{value / limit:.1f}".removesuffix(".0")
+            return f"{text}{suffix}"
+    return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
+
+
+def _axes(y_max: float, y_label: str, x_label: str, *, ticks: int = 4, width: int = W) -> list[str]:
     parts = []
     plot_h = H - PAD_T - PAD_B
     for i in range(ticks + 1):
         value = y_max * i / ticks
         y = PAD_T + plot_h - plot_h * i / ticks
         parts.append(
-            f'<line x1="{PAD_L}" x2="{W - PAD_R}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
+            f'<line x1="{PAD_L}" x2="{width - PAD_R}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
             f'<text x="{PAD_L - 6}" y="{y + 4:.1f}" class="tick" text-anchor="end">'
-            f"{_e(_fmt(value, 0 if y_max >= 10 else 1))}</text>"
+            f"{_e(_compact(value))}</text>"
         )
     parts.append(
         f'<text x="14" y="{PAD_T + plot_h / 2:.1f}" class="axis" text-anchor="middle" '
         f'transform="rotate(-90 14 {PAD_T + plot_h / 2:.1f})">{_e(y_label)}</text>'
-        f'<text x="{PAD_L + (W - PAD_L - PAD_R) / 2:.1f}" y="{H - 6}" class="axis" '
+        f'<text x="{PAD_L + (width - PAD_L - PAD_R) / 2:.1f}" y="{H - 6}" class="axis" '
         f'text-anchor="middle">{_e(x_label)}</text>'
     )
     return parts
 
 
 def _svg(
-    chart: str, title: str, body: Sequence[str], *, empty: bool = False, height: int = H
+    chart: str,
+    title: str,
+    body: Sequence[str],
+    *,
+    empty: bool = False,
+    width: int = W,
+    height: int = H,
 ) -> str:
     attrs = f'data-chart="{_e(chart)}"' + (' data-empty="true"' if empty else "")
     return (
-        f'<svg {attrs} viewBox="0 0 {W} {height}" role="img" aria-label="{_e(title)}" '
+        f'<svg {attrs} viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}" '
         f'xmlns="http://www.w3.org/2000/svg">{"".join(body)}</svg>'
     )
 
@@ -117,14 +132,15 @@ def line_chart(
     *,
     y_label: str,
     x_label: str = "turn",
+    width: int = W,
 ) -> str:
     """A line per (label, color, values) over the turn index."""
     n = max((len(v) for _, _, v in series), default=0)
     if n == 0:
         return _empty(chart, title)
     y_max = _nice_max(max((max(v) for _, _, v in series if v), default=1.0))
-    plot_w, plot_h = W - PAD_L - PAD_R, H - PAD_T - PAD_B
-    body = _axes(y_max, y_label, x_label)
+    plot_w, plot_h = width - PAD_L - PAD_R, H - PAD_T - PAD_B
+    body = _axes(y_max, y_label, x_label, width=width)
 
     def sx(x: float) -> float:
         return PAD_L + (plot_w * (x - 1) / (n - 1) if n > 1 else plot_w / 2)
@@ -150,10 +166,10 @@ def line_chart(
             f'<text x="{lx + 16}" y="{PAD_T + 8}" class="legend">{_e(label)}</text>'
         )
     body.append(
-        f'<text x="{W - PAD_R}" y="{H - 22}" class="tick" text-anchor="end">{n}</text>'
+        f'<text x="{width - PAD_R}" y="{H - 22}" class="tick" text-anchor="end">{n}</text>'
         f'<text x="{PAD_L}" y="{H - 22}" class="tick">1</text>'
     )
-    return _svg(chart, title, body)
+    return _svg(chart, title, body, width=width)
 
 
 def bar_chart(chart: str, title: str, items: Sequence[tuple[str, float]], *, unit: str = "") -> str:
@@ -251,6 +267,7 @@ def charts(events: Sequence[TelemetryEvent]) -> list[Chart]:
                     ("allowed", COLORS["after"], [float(e.surface_after.tools) for e in events]),
                 ],
                 y_label="tools",
+                width=2 * W,
             ),
         ),
         Chart(
@@ -265,7 +282,7 @@ def charts(events: Sequence[TelemetryEvent]) -> list[Chart]:
             "sources",
             "Source mix",
             "Who decided the surface, in turns.",
-            bar_chart("sources", "Source mix", sources.most_common(), unit=" turns"),
+            bar_chart("sources", "Source mix", sources.most_common()),
         ),
         Chart(
             "tools",

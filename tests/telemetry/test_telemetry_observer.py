@@ -6,6 +6,8 @@ import asyncio
 import hashlib
 import json
 import logging
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -243,3 +245,21 @@ def test_unwritable_telemetry_file_never_affects_the_turn(
 def test_no_telemetry_file_means_no_observer() -> None:
     """observers_for() is empty unless telemetryFile is set."""
     assert observers_for(ResolverConfig()) == []
+
+
+def test_cli_run_writes_its_line_at_exit(tmp_path: Path) -> None:
+    """A one-shot `resolver resolve` with telemetryFile set leaves exactly one line on exit."""
+    telemetry = tmp_path / "t.jsonl"
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"telemetryFile": str(telemetry)}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "resolver", "resolve", "search the web", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (line,) = telemetry.read_bytes().splitlines()
+    event = json.loads(line)
+    assert event["promptExcerpt"] == "search the web" and event["turn"] == 1
+    assert event["tokensSavedUnit"] == "tokens:o200k_base"
