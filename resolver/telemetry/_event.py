@@ -1,15 +1,17 @@
 """The telemetry event: one JSON line per turn (``schemas/telemetry-event.v1.json``).
 
-`snapshot()` runs on the caller (the hook path) and takes only what the line needs, already
-redacted: plain strings and numbers, no references to the live request. `TurnSnapshot.event()`
-runs on the writer's background thread: it sizes the surfaces (token counting is the slow
-part) and builds the validated `TelemetryEvent`.
+`snapshot()` runs on the caller (the hook path): it copies what the line needs into an
+immutable `TurnSnapshot` (strings, numbers, tuples; no live objects) in a few microseconds,
+whatever the prompt's size. `TurnSnapshot.event()` runs on the writer's background thread:
+it redacts the prompt and the reasoning, hashes the prompt, sizes the surfaces (exact token
+counting is the slow part) and builds the validated `TelemetryEvent`. The raw prompt exists
+only in memory, in the queue, until then; it is never written.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -134,7 +136,7 @@ def iso_utc(epoch_seconds: float) -> str:
 
 @dataclass(frozen=True)
 class TurnSnapshot:
-    """Everything one line needs, taken on the caller: immutable, redacted, no live objects."""
+    """Everything one line needs, taken on the caller: immutable, no live objects."""
 
     fields: tuple[tuple[str, object], ...]
     """Event fields known on the caller (python names)."""
@@ -142,9 +144,18 @@ class TurnSnapshot:
     """The host's candidate tools: (name, host description), in the host's order."""
     allowed: tuple[str, ...] | None
     """toolsAllow, or None when the resolver abstained."""
+    prompt: str = field(default="", repr=False)
+    """The raw prompt (redacted in `event()`, never written as is)."""
+    reasoning: str = field(default="", repr=False)
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+    """Literal secrets to remove (the configured key)."""
+    capture_prompts: bool = True
+    excerpt_length: int = 1500
 
     def event(self, meter: SurfaceMeter, *, dropped_events: int = 0) -> TelemetryEvent:
-        """Size the surfaces and build the validated event (background thread)."""
+        """Redact, hash, size the surfaces and build the validated event (background thread)."""
+        redacted = redact(self.prompt, self.secrets)
+        capture = self.capture_prompts
         before = meter.measure(self.candidates)
         if self.allowed is None:
             after = before
@@ -170,6 +181,14 @@ class TurnSnapshot:
                 "tokens_saved": saved,
                 "tokens_saved_unit": unit,
                 "dropped_events": dropped_events,
+                "reasoning": redact(self.reasoning, self.secrets)[:REASONING_LIMIT]
+                if capture
+                else None,
+                "prompt_excerpt": redacted[: self.excerpt_length]
+                if capture and self.excerpt_length > 0
+                else None,
+                "prompt_hash": prompt_hash(redacted),
+                "prompt_length": len(self.prompt),
             }
         )
 
@@ -183,11 +202,7 @@ def snapshot(
     now: float,
     used_tools: list[str] | None = None,
 ) -> TurnSnapshot:
-    """Take what the line needs from one turn (caller side; cheap; redacts user text)."""
-    secrets = [key] if (key := config.api_key()) else []
-    redacted = redact(request.prompt, secrets)
-    capture = config.capture_prompts
-    reasoning = redact(resolution.reasoning, secrets)[:REASONING_LIMIT] if capture else None
+    """Take what the line needs from one turn (caller side: copies references, no parsing)."""
     classifier = resolution.classifier
     usage = resolution.usage
     candidates: tuple[tuple[str, str], ...] = ()
@@ -212,7 +227,6 @@ def snapshot(
         "dropped_tools": list(resolution.dropped_tools),
         "validation": resolution.validation,
         "confidence": resolution.confidence,
-        "reasoning": reasoning,
         "classifier": classifier,
         "classifier_model": classifier.split(":", 1)[1] if classifier.startswith("llm:") else None,
         "tags": config.all_tags(),
@@ -230,11 +244,15 @@ def snapshot(
             ScoredTool(name=c.name, score=c.score)
             for c in sorted(resolution.candidates, key=lambda c: -c.score)[:TOP_SCORES]
         ],
-        "prompt_excerpt": redacted[: config.prompt_excerpt_length]
-        if capture and config.prompt_excerpt_length > 0
-        else None,
-        "prompt_hash": prompt_hash(redacted),
-        "prompt_length": len(request.prompt),
     }
-    allowed = tuple(resolution.tools_allow) if resolution.tools_allow is not None else None
-    return TurnSnapshot(fields=tuple(fields.items()), candidates=candidates, allowed=allowed)
+    key = config.api_key()
+    return TurnSnapshot(
+        fields=tuple(fields.items()),
+        candidates=candidates,
+        allowed=tuple(resolution.tools_allow) if resolution.tools_allow is not None else None,
+        prompt=request.prompt,
+        reasoning=resolution.reasoning,
+        secrets=(key,) if key else (),
+        capture_prompts=config.capture_prompts,
+        excerpt_length=config.prompt_excerpt_length,
+    )

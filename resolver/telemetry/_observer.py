@@ -1,9 +1,10 @@
 """The `Resolver` observer that writes one telemetry line per turn.
 
 ``Resolver(config, observers=observers_for(config))``: the pipeline calls the observer
-synchronously after each resolution; the observer takes a redacted snapshot of the turn (a few
-microseconds for a typical prompt), hands it to the writer's queue and returns. Sizing the
-surfaces, building the event and writing it happen on the writer's thread.
+synchronously after each resolution; the observer takes an immutable snapshot of the turn (a
+few microseconds, whatever the prompt's size), hands it to the writer's bounded queue and
+returns. Redaction, hashing, sizing the surfaces, building the event and writing it happen on
+the writer's thread.
 """
 
 from __future__ import annotations

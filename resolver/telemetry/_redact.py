@@ -17,6 +17,9 @@ What is replaced (by ``[REDACTED:<kind>]``), in this order:
     ``password: ...``, ``client_secret=...``, ``AWS_SECRET_ACCESS_KEY=...``, ``pwd=...``, ...
     (the name is kept, the value replaced; ``max_tokens=400`` is not touched).
 
+Each family is tried only when the text contains a substring all its matches contain (cheap
+pre-checks); redaction runs on the telemetry writer's thread, never on the hook path.
+
 Redaction runs on the whole text before it is cut to ``promptExcerptLength``, so a cut never
 leaves half a secret behind. It is a safety net, not a guarantee for secrets of unknown shape:
 set ``capturePrompts: false`` to keep prompt text out of telemetry altogether.
@@ -39,21 +42,29 @@ _AUTH_HEADER = re.compile(
 )
 _BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/]{8,}=*")
 _URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{1,20}://[^\s/:@\"'<>]+):[^\s/@\"'<>]+@")
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("anthropic_key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{8,}")),
-    ("openai_key", re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")),
-    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[A-Z0-9]{16}\b")),
-    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{8,}")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{4,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*")),
+_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    # (kind, a substring every match contains - a cheap pre-check, the pattern)
+    ("anthropic_key", "sk-ant-", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{8,}")),
+    ("openai_key", "sk-", re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")),
+    (
+        "aws_access_key",
+        "A",
+        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[A-Z0-9]{16}\b"),
+    ),
+    (
+        "github_token",
+        "_",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+    ),
+    ("slack_token", "xox", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{8,}")),
+    ("jwt", "eyJ", re.compile(r"\beyJ[A-Za-z0-9_\-]{4,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*")),
 )
 _SECRET_NAME = (
     r"(?:api[_\-]?key|apikey|secret(?:[_\-]?key)?|access[_\-]?key(?:[_\-]?id)?|private[_\-]?key"
     r"|token|passw(?:or)?d|passwd|pwd|credentials?|session[_\-]?key)"
 )
 _ASSIGNMENT = re.compile(
-    r"(?i)(?<![A-Za-z0-9])((?:[A-Za-z0-9]+[_\-.])*" + _SECRET_NAME + r")"
-    r"([\"']?\s*[:=]\s*[\"']?)(?!\[REDACTED)([^\s\"'&,;<>]+)"
+    r"(?i)(" + _SECRET_NAME + r")([\"']?\s*[:=]\s*[\"']?)(?!\[REDACTED)([^\s\"'&,;<>]+)"
 )
 
 
@@ -62,13 +73,21 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in secrets:
         if secret:
             text = text.replace(secret, "[REDACTED:configured_key]")
-    text = _PEM.sub("[REDACTED:private_key]", text)
-    text = _AUTH_HEADER.sub(_auth_replacement, text)
-    text = _BEARER.sub(r"\1 [REDACTED:bearer]", text)
-    text = _URL_PASSWORD.sub(r"\1:[REDACTED:password]@", text)
-    for kind, pattern in _PATTERNS:
-        text = pattern.sub(f"[REDACTED:{kind}]", text)
-    return _ASSIGNMENT.sub(r"\1\2[REDACTED:secret]", text)
+    lower = text.lower()
+    if "private key" in lower:
+        text = _PEM.sub("[REDACTED:private_key]", text)
+    if "authorization" in lower:
+        text = _AUTH_HEADER.sub(_auth_replacement, text)
+    if "bearer" in lower:
+        text = _BEARER.sub(r"\1 [REDACTED:bearer]", text)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(r"\1:[REDACTED:password]@", text)
+    for kind, marker, pattern in _PATTERNS:
+        if marker in text:
+            text = pattern.sub(f"[REDACTED:{kind}]", text)
+    if "=" in text or ":" in text:
+        text = _ASSIGNMENT.sub(r"\1\2[REDACTED:secret]", text)
+    return text
 
 
 def _auth_replacement(match: re.Match[str]) -> str:

@@ -51,7 +51,7 @@ class JsonlWriter:
         *,
         max_bytes: int = 10_000_000,
         backups: int = 3,
-        queue_size: int = 10_000,
+        queue_size: int = 1024,
         warmup: Callable[[], object] | None = None,
         close_timeout: float = 10.0,
     ) -> None:
