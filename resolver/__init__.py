@@ -17,8 +17,10 @@ from ._errors import (
     InvariantError,
     ResolverError,
 )
+from ._explain import TopKMode, explain_data, top_k
 from ._offline import OfflineClassifier
 from ._pipeline import Resolver, as_dict
+from ._state import state_from_openclaw_ctx
 from ._types import (
     REASON_CODES,
     Candidate,
@@ -64,12 +66,16 @@ __all__ = [
     "Source",
     "Timings",
     "ToolInfo",
+    "TopKMode",
     "TurnRequest",
     "Usage",
     "as_dict",
     "before_prompt_build",
+    "explain_data",
     "load_catalog_file",
     "load_config",
     "load_config_file",
     "resolve",
+    "state_from_openclaw_ctx",
+    "top_k",
 ]

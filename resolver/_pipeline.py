@@ -1,8 +1,10 @@
 """One turn, step by step (DESIGN §3).
 
 Each stage is a plain function over an immutable `TurnState`; only the classifier stage
-decides what is left out, every later stage can only add (`TurnState.add`). The invariants
-(subset of the candidates, candidate core tools present) are checked once, in `finalize`.
+decides what is left out, every later stage can only add (`TurnState.add`). The one exception
+is declared state eligibility (`apply_state`, run first): it excludes fail-closed, and
+`TurnState.add` never adds an excluded tool. The invariants (subset of the candidates,
+eligible candidate core tools present) are checked once, in `finalize`.
 `Resolver.resolve` holds the one broad ``except``: any fault becomes a defined answer.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,6 +22,7 @@ from ._classify import Classification, Classifier, ClassifyInput
 from ._config import ResolverConfig
 from ._errors import ClassifierError, ClassifierTimeout, InvariantError
 from ._offline import OfflineClassifier
+from ._state import evaluate as evaluate_state
 from ._types import (
     Candidate,
     Exclusion,
@@ -28,6 +31,7 @@ from ._types import (
     Signal,
     Source,
     Timings,
+    ToolInfo,
     TurnRequest,
     Usage,
 )
@@ -70,13 +74,15 @@ class TurnState:
     ) -> TurnState:
         """Add candidate tools under `signal` (recording `code` when any matched).
 
-        Names that are not candidates, or were excluded by a fail-closed rule, are ignored.
+        Names that are not candidates, or were excluded by a fail-closed rule, are not added;
+        for an excluded candidate the signal is still recorded (the card shows what wanted it).
         """
         names = list(names)
         candidates = set(self.candidates)
         new_signals = dict(self.signals)
-        matched = [n for n in names if n in candidates and n not in self.excluded]
-        for name in matched:
+        wanted = [n for n in names if n in candidates]
+        matched = [n for n in wanted if n not in self.excluded]
+        for name in wanted:
             if signal not in new_signals.get(name, ()):
                 new_signals[name] = (*new_signals.get(name, ()), signal)
         state = replace(self, surface=self.surface | frozenset(matched), signals=new_signals)
@@ -84,6 +90,19 @@ class TurnState:
 
 
 # ---------------------------------------------------------------- stages (plain functions)
+
+
+def apply_state(state: TurnState) -> TurnState:
+    """Exclude, fail-closed, candidates whose declared state requirements are unmet (§4.7).
+
+    Runs before any stage adds tools, so no later layer can re-add an excluded tool.
+    """
+    found = evaluate_state(state.catalog.state_requirements, state.candidates, state.request.state)
+    if not found:
+        return state
+    excluded = frozenset(e.tool for e in found)
+    state = replace(state, exclusions=found, excluded=excluded, surface=state.surface - excluded)
+    return state.reason("state_ineligible_excluded")
 
 
 def apply_full_surface(state: TurnState, source: Source, code: ReasonCode) -> TurnState:
@@ -165,17 +184,29 @@ def finalize(
         raise InvariantError(f"core tools missing from the surface: {sorted(missing_core)}")
     order = {name: i for i, name in enumerate(state.candidates)}
 
+    def wanted(name: str) -> bool:
+        # An excluded tool keeps the rank it would have had without state (global rank).
+        return name in state.surface or (name in state.excluded and bool(state.signals.get(name)))
+
     def rank_key(name: str) -> tuple[int, float, int]:
-        return (0 if name in state.surface else 1, -state.scores.get(name, 0.0), order[name])
+        return (0 if wanted(name) else 1, -state.scores.get(name, 0.0), order[name])
+
+    def card_signals(name: str) -> tuple[Signal, ...]:
+        if name in state.excluded:
+            return (*state.signals.get(name, ()), "state")
+        return state.signals.get(name, ()) if name in state.surface else ()
 
     ranked = sorted(state.candidates, key=rank_key)
-    excluded_why = {e.tool: f"{e.field}: {e.why}" for e in state.exclusions}
+    excluded_why: dict[str, str] = {}
+    for e in state.exclusions:
+        why = f"{e.field}: {e.why}"
+        excluded_why[e.tool] = f"{excluded_why[e.tool]}; {why}" if e.tool in excluded_why else why
     cards = tuple(
         Candidate(
             name=name,
             score=round(float(state.scores.get(name, 0.0)), 4),
             selected=name in state.surface,
-            signals=state.signals.get(name, ()) if name in state.surface else (),
+            signals=card_signals(name),
             excluded=excluded_why.get(name),
         )
         for name in ranked
@@ -190,7 +221,7 @@ def finalize(
         reason_codes=state.reasons,
         candidates=cards,
         cutoff=result.cutoff if result else None,
-        below_cutoff=sum(1 for c in cards if not c.selected),
+        below_cutoff=sum(1 for c in cards if not c.selected and c.excluded is None),
         timings=timings,
         classifier=classifier,
         reasoning=result.reasoning if result else "",
@@ -210,7 +241,11 @@ def _summary(state: TurnState, kept: int) -> str:
         for signal in state.signals.get(name, ()):
             by_signal[signal] = by_signal.get(signal, 0) + 1
     parts = ", ".join(f"{k} {v}" for k, v in sorted(by_signal.items()))
-    return f"{kept} of {len(state.candidates)} tools via {state.source} ({parts})"
+    line = f"{kept} of {len(state.candidates)} tools via {state.source} ({parts})"
+    if state.excluded:
+        names = ", ".join(t for t in state.candidates if t in state.excluded)
+        line += f"; {len(state.excluded)} excluded by state ({names})"
+    return line
 
 
 def abstain(
@@ -256,6 +291,10 @@ class Resolver:
         self.llm = llm if llm is not None else _default_llm(self.config)
         self.observers = list(observers)
         self.clock = clock
+        self._prepared: dict[
+            tuple[str, tuple[tuple[str, str], ...]],
+            tuple[EffectiveCatalog, tuple[str, ...], tuple[tuple[str, str], ...]],
+        ] = {}
 
     @property
     def deadline_s(self) -> float:
@@ -266,9 +305,8 @@ class Resolver:
         start = self.clock()
         available = len(request.tools) if request.tools is not None else 0
         try:
-            resolution = await asyncio.wait_for(
-                self._resolve(request, start), timeout=self.deadline_s + OFFLINE_RESERVE_S
-            )
+            async with asyncio.timeout(self.deadline_s + OFFLINE_RESERVE_S):
+                resolution = await self._resolve(request, start)
         except TimeoutError:
             resolution = abstain(
                 "abstain",
@@ -311,17 +349,16 @@ class Resolver:
         if not request.tools:
             return abstain("abstain", "empty_surface_abstain", available=0, timings=Timings())
 
-        names = tuple(dict.fromkeys(t.name for t in request.tools if t.name))
-        host_desc = {t.name: t.description for t in request.tools}
-        catalog = self.catalogs.current().with_host_descriptions(list(host_desc.items()))
+        catalog, names, described = self._prepare(request.tools)
         state = TurnState(request=request, catalog=catalog, candidates=names)
         if self.catalogs.error:
             state = state.reason("catalog_layer_invalid")
+        state = apply_state(state)  # before any selection: excluded tools are never added
 
         classify_input = ClassifyInput(
             prompt=request.prompt,
             messages=tuple(request.messages),
-            tools=tuple((n, catalog.describe(n, host_desc.get(n, ""))) for n in names),
+            tools=described,
             skills=catalog.skills,
             catalog=catalog,
             timeout_s=max(0.0, self.deadline_s - (self.clock() - start) - OFFLINE_RESERVE_S),
@@ -337,6 +374,25 @@ class Resolver:
         return finalize(
             state, core_tools=config.core_tools, timings=timings, classifier=classifier_label
         )
+
+    def _prepare(
+        self, tools: Sequence[ToolInfo]
+    ) -> tuple[EffectiveCatalog, tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """The effective catalog and described candidates, cached per catalog + surface."""
+        base = self.catalogs.current()
+        surface = tuple((t.name, t.description) for t in tools if t.name)
+        key = (base.fingerprint, surface)
+        cached = self._prepared.get(key)
+        if cached is not None:
+            return cached
+        host = dict(surface)
+        names = tuple(dict.fromkeys(name for name, _ in surface))
+        catalog = base.with_host_descriptions(list(host.items()))
+        prepared = (catalog, names, tuple((n, catalog.describe(n, host.get(n, ""))) for n in names))
+        if len(self._prepared) >= 8:
+            self._prepared.pop(next(iter(self._prepared)))
+        self._prepared[key] = prepared
+        return prepared
 
     async def _classify(
         self, state: TurnState, request: ClassifyInput
@@ -361,9 +417,8 @@ class Resolver:
 
         t0 = self.clock()
         try:
-            result = await asyncio.wait_for(
-                self.llm.classify(request), timeout=max(0.001, request.timeout_s)
-            )
+            async with asyncio.timeout(max(0.001, request.timeout_s)):
+                result = await self.llm.classify(request)
         except TimeoutError:
             return self._fallback(state, offline, "llm_timeout_fallback"), "offline", self._ms(t0)
         except ClassifierTimeout as exc:
@@ -453,6 +508,7 @@ def as_dict(resolution: Resolution) -> dict[str, Any]:
         "llmTools": list(resolution.llm_tools) if resolution.llm_tools is not None else None,
         "validation": resolution.validation,
         "droppedTools": list(resolution.dropped_tools),
+        "exclusions": [e.model_dump() for e in resolution.exclusions],
         "timings": resolution.timings.model_dump(),
         "usage": resolution.usage.model_dump() if resolution.usage else None,
         "summary": resolution.summary,

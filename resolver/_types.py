@@ -180,9 +180,12 @@ class Candidate(BaseModel):
     score: float
     selected: bool
     signals: tuple[Signal, ...] = ()
-    """Signals that put the tool in the surface (empty when it fell below the cut-off)."""
+    """Signals that put the tool in the surface (empty when it fell below the cut-off).
+
+    For a tool excluded by state: the signals that wanted it, then ``"state"``."""
     excluded: str | None = None
-    """Why a candidate was excluded by a fail-closed rule (state eligibility), if it was."""
+    """Why a candidate was excluded by a fail-closed rule (state eligibility), if it was:
+    ``"<field>: <why>"``, several joined with ``"; "``."""
 
 
 class Exclusion(BaseModel):
@@ -221,7 +224,8 @@ class Resolution(BaseModel):
     cutoff: float | None = None
     """The score cut-off the classifier used, when it used one."""
     below_cutoff: int = 0
-    """How many candidates fell below the cut-off and were not added by another signal."""
+    """How many candidates fell below the cut-off and were not added by another signal
+    (excluded candidates are counted in `exclusions`, not here)."""
     timings: Timings = Field(default_factory=Timings)
     classifier: str = "offline"
     """Which classifier answered: "offline", "llm:<model>", "reuse", ..."""
