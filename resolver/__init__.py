@@ -4,6 +4,7 @@ Importing this package does no I/O, reads no environment and configures no loggi
 library logs only to ``logging.getLogger("resolver")``.
 """
 
+from ._cache import KeywordCache
 from ._catalog import CatalogFile, CatalogStore, EffectiveCatalog, load_catalog_file
 from ._classify import Classification, Classifier, ClassifyInput
 from ._config import DEFAULT_CORE_TOOLS, ResolverConfig, load_config, load_config_file
@@ -20,6 +21,7 @@ from ._errors import (
 from ._explain import TopKMode, explain_data, top_k
 from ._offline import OfflineClassifier
 from ._pipeline import Resolver, as_dict
+from ._reuse import ReuseStore
 from ._state import state_from_openclaw_ctx
 from ._types import (
     REASON_CODES,
@@ -55,6 +57,7 @@ __all__ = [
     "EffectiveCatalog",
     "Exclusion",
     "InvariantError",
+    "KeywordCache",
     "Message",
     "OfflineClassifier",
     "ReasonCode",
@@ -62,6 +65,7 @@ __all__ = [
     "Resolver",
     "ResolverConfig",
     "ResolverError",
+    "ReuseStore",
     "Signal",
     "Source",
     "Timings",

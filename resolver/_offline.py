@@ -47,8 +47,10 @@ MAX_SELECTED = 12
 MIN_TYPO_LENGTH = 4
 
 _SEGMENT_SPLIT = re.compile(
-    r"(?:[.!?;。！？；\n]+\s*|,?\s+(?:and then|then|also|additionally|finally|afterwards|after that|"
-    r"next|plus|as well as)\s+|,\s+(?:and\s+)?)",
+    r"(?:[.!?;。！？；\n]+\s*"
+    r"|,?\s+(?:and then|then|also|additionally|finally|afterwards|after that|next|plus"
+    r"|as well as)\s+"
+    r"|,\s+(?:and\s+)?)",
     re.IGNORECASE,
 )
 

@@ -17,15 +17,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ._cache import CacheHint, KeywordCache, apply_cache, learn_from_turn, persist_soon
 from ._catalog import CatalogStore, EffectiveCatalog
 from ._classify import Classification, Classifier, ClassifyInput
 from ._config import ResolverConfig
 from ._errors import ClassifierError, ClassifierTimeout, InvariantError
 from ._offline import OfflineClassifier
+from ._reuse import ReuseStore, apply_reused, isolation_parts
 from ._state import evaluate as evaluate_state
 from ._types import (
     Candidate,
     Exclusion,
+    Message,
     ReasonCode,
     Resolution,
     Signal,
@@ -129,29 +132,59 @@ def apply_classification(
     return state
 
 
+TOOL_RESULT_ROLES = frozenset({"tool", "toolResult", "tool_result", "function"})
+"""Roles of messages that carry a tool's result (OpenAI, OpenClaw/pi, older shapes)."""
+
+
+def _result_ids(message: Message) -> list[str]:
+    """Call ids this message answers (a tool message, or Anthropic `tool_result` parts)."""
+    ids: list[str] = []
+    if message.role in TOOL_RESULT_ROLES and message.tool_call_id:
+        ids.append(message.tool_call_id)
+    if isinstance(message.content, list):
+        for part in message.content:
+            if isinstance(part, dict) and part.get("type") in ("tool_result", "toolResult"):
+                ref = part.get("tool_use_id") or part.get("toolCallId") or part.get("id")
+                if isinstance(ref, str):
+                    ids.append(ref)
+    return ids
+
+
+def _starts_turn(message: Message) -> bool:
+    """A user message that is not only a carrier of tool results starts a turn."""
+    if message.role != "user":
+        return False
+    if isinstance(message.content, list) and message.content:
+        return not all(
+            isinstance(p, dict) and p.get("type") in ("tool_result", "toolResult")
+            for p in message.content
+        )
+    return True
+
+
 def apply_continuity(state: TurnState, turns: int) -> TurnState:
-    """Keep tools called in the last `turns` assistant turns, and any call without a result."""
-    if turns <= 0 and not state.request.messages:
-        return state
+    """Keep tools the primary model called recently, and any call without a result yet.
+
+    A turn starts at a user message (tool-result carriers do not count) and holds every
+    assistant message after it, so a turn with several tool rounds counts once. Tools called
+    in the last `turns` turns of the history, and the names the host reports in
+    `recent_tool_calls`, are kept (``continuity_kept``; off when `turns` is 0). A call whose id
+    has no result in the history stays callable whatever `turns` is (``pending_call_kept``).
+    Recall-only: this stage never removes a tool.
+    """
     messages = state.request.messages
-    recent: list[str] = list(state.request.recent_tool_calls)
-    seen_assistant = 0
-    for message in reversed(messages):
-        if message.role == "assistant":
-            seen_assistant += 1
-            if seen_assistant > turns:
-                break
-            recent.extend(call.name for call in message.calls())
-    state = state.add(recent, "continuity", "continuity_kept") if turns > 0 else state
-    # A call whose result is not in the history yet must stay callable (whatever `turns` is).
-    answered = {m.tool_call_id for m in messages if m.role == "tool" and m.tool_call_id}
-    for message in messages:
-        if isinstance(message.content, list):
-            for part in message.content:
-                if isinstance(part, dict) and part.get("type") == "tool_result":
-                    ref = part.get("tool_use_id")
-                    if isinstance(ref, str):
-                        answered.add(ref)
+    if turns > 0:
+        recent: list[str] = list(state.request.recent_tool_calls)
+        turns_seen = 0
+        for message in reversed(messages):
+            if _starts_turn(message):
+                turns_seen += 1
+                if turns_seen >= turns:
+                    break
+            elif message.role == "assistant":
+                recent.extend(call.name for call in message.calls())
+        state = state.add(recent, "continuity", "continuity_kept")
+    answered = {ref for message in messages for ref in _result_ids(message)}
     pending = [
         call.name
         for message in messages
@@ -284,6 +317,8 @@ class Resolver:
         offline: OfflineClassifier | None = None,
         observers: Iterable[Observer] = (),
         clock: Clock = time.monotonic,
+        cache: KeywordCache | None = None,
+        reuse: ReuseStore | None = None,
     ) -> None:
         self.config = config or ResolverConfig()
         self.catalogs = catalog_store or CatalogStore(self.config)
@@ -295,6 +330,12 @@ class Resolver:
             tuple[str, tuple[tuple[str, str], ...]],
             tuple[EffectiveCatalog, tuple[str, ...], tuple[tuple[str, str], ...]],
         ] = {}
+        self.cache = cache if cache is not None else KeywordCache(self.config.keyword_cache_file)
+        self.reuse = reuse if reuse is not None else ReuseStore.from_config(self.config, clock)
+
+    def clear_reuse(self, session_id: str | None = None) -> int:
+        """Forget reusable decisions (all, or one session's); returns how many were dropped."""
+        return self.reuse.clear(session_id)
 
     @property
     def deadline_s(self) -> float:
@@ -364,10 +405,44 @@ class Resolver:
             timeout_s=max(0.0, self.deadline_s - (self.clock() - start) - OFFLINE_RESERVE_S),
             core_tools=frozenset(config.core_tools),
         )
+        self.cache.maybe_reload(self.clock())
+        hint = self.cache.suggest(request.prompt, names)
+        lookup = self.reuse.lookup(
+            enabled=config.reuse.enabled,
+            session_id=request.session_id,
+            prompt=request.prompt,
+            parts=isolation_parts(
+                config,
+                classifier=self.llm.name if self.llm is not None else "offline",
+                catalog_fingerprint=catalog.fingerprint,
+                tools=classify_input.tools,
+                host_tools=request.tools,
+                skills=classify_input.skills,
+            ),
+            refresh=request.refresh,
+        )
         t_classify = self.clock()
-        state, classifier_label, llm_ms = await self._classify(state, classify_input)
+        llm_ms: float | None = None
+        if lookup.entry is not None:
+            state, classifier_label = apply_reused(state, lookup.entry), "reuse"
+        else:
+            state = state.reason(lookup.code) if lookup.code else state
+            state, classifier_label, llm_ms = await self._classify(state, classify_input, hint)
+            self.reuse.store(
+                lookup,
+                classification=state.classification,
+                source=state.source,
+                classifier=classifier_label,
+                llm_tools=state.llm_tools,
+            )
         classifier_ms = self._ms(t_classify)
 
+        state = apply_cache(state, hint)
+        learn_min = max(config.confidence_threshold, self.cache.limits.min_confidence)
+        if learn_from_turn(
+            self.cache, state, min_confidence=learn_min, core_tools=config.core_tools
+        ):
+            persist_soon(self.cache, self.clock())
         state = apply_continuity(state, config.continuity_turns)
         state = apply_core(state, config.core_tools)
         timings = Timings(total_ms=self._ms(start), classifier_ms=classifier_ms, llm_ms=llm_ms)
@@ -395,7 +470,7 @@ class Resolver:
         return prepared
 
     async def _classify(
-        self, state: TurnState, request: ClassifyInput
+        self, state: TurnState, request: ClassifyInput, hint: CacheHint
     ) -> tuple[TurnState, str, float | None]:
         """The classifier stage: LLM when configured, offline otherwise or as the fallback."""
         offline = self.offline.classify_sync(request)
@@ -420,12 +495,16 @@ class Resolver:
             async with asyncio.timeout(max(0.001, request.timeout_s)):
                 result = await self.llm.classify(request)
         except TimeoutError:
-            return self._fallback(state, offline, "llm_timeout_fallback"), "offline", self._ms(t0)
+            return (
+                self._fallback(state, offline, "llm_timeout_fallback", hint),
+                "offline",
+                self._ms(t0),
+            )
         except ClassifierTimeout as exc:
-            return self._fallback(state, offline, exc.reason), "offline", self._ms(t0)
+            return self._fallback(state, offline, exc.reason, hint), "offline", self._ms(t0)
         except ClassifierError as exc:
             logger.warning("resolver: classifier failed (%s): %s", exc.reason, exc)
-            return self._fallback(state, offline, exc.reason), "offline", self._ms(t0)
+            return self._fallback(state, offline, exc.reason, hint), "offline", self._ms(t0)
         llm_ms = result.latency_ms if result.latency_ms is not None else self._ms(t0)
         state = replace(state, llm_tools=result.selected, scores=dict(offline.scores))
         if result.confidence < self.config.confidence_threshold:
@@ -442,11 +521,15 @@ class Resolver:
             )
         return apply_classification(state, result, "llm", "llm_selected"), result.classifier, llm_ms
 
-    def _fallback(self, state: TurnState, offline: Classification, code: str) -> TurnState:
-        """After an LLM fault: the offline classifier, or the full surface without signal."""
+    def _fallback(
+        self, state: TurnState, offline: Classification, code: str, hint: CacheHint
+    ) -> TurnState:
+        """After an LLM fault: keyword cache + offline classifier, else the full surface."""
         reason: ReasonCode = code if code in _FALLBACK_CODES else "llm_error_fallback"  # type: ignore[assignment]
         if not offline.has_signal:
             state = replace(state, scores=offline.scores).reason(reason)
+            if hint.has_signal:  # the cache stage adds its tools (`apply_cache`)
+                return replace(state, source="keyword")
             return apply_full_surface(state, "full", "no_signal_full_surface")
         return apply_classification(state, offline, "keyword", reason)
 

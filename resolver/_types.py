@@ -94,7 +94,8 @@ class Message(_HostModel):
     content: Any = None
     """A string, or a list of content parts (only text parts are read)."""
     tool_calls: list[dict[str, Any]] | None = None
-    tool_call_id: str | None = None
+    tool_call_id: str | None = Field(default=None, alias="toolCallId")
+    """The call a tool-result message answers (``tool_call_id``, or OpenClaw's ``toolCallId``)."""
     name: str | None = None
 
     def text(self) -> str:

@@ -164,7 +164,9 @@ def test_key_from_the_environment_is_redacted_too(
 ) -> None:
     """With no llmApiKey, the OPENAI_API_KEY the classifier would use is the configured key."""
     monkeypatch.setenv("OPENAI_API_KEY", CONFIGURED_KEY)
-    _, events = run_turns(config(tmp_path), [f"echo {CONFIGURED_KEY}"], surface)
+    _, events = run_turns(
+        config(tmp_path), [f"echo {CONFIGURED_KEY}"], surface, llm=EchoClassifier()
+    )
     assert CONFIGURED_KEY not in (tmp_path / "telemetry.jsonl").read_text()
     assert events[0]["promptExcerpt"] == "echo [REDACTED:configured_key]"
 

@@ -10,7 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from telemetry_fixtures import write_telemetry
 
+from resolver import ToolInfo
 from resolver.cli import main
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -18,6 +20,12 @@ needs_chromium = pytest.mark.skipif(
     CHROMIUM is None and not os.environ.get("CI"),
     reason="chromium is not installed (CI installs it with apt-get; there this test must run)",
 )
+
+
+@pytest.fixture
+def telemetry_file(tmp_path: Path, surface: list[ToolInfo]) -> Path:
+    """A telemetry file written by 24 real turns of several kinds."""
+    return write_telemetry(tmp_path, surface)
 
 
 def render(page: Path, tmp_path: Path) -> tuple[str, Path]:

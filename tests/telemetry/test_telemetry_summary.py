@@ -6,10 +6,18 @@ import json
 from pathlib import Path
 
 import pytest
+from telemetry_fixtures import write_telemetry
 
+from resolver import ToolInfo
 from resolver.cli import main
 from resolver.telemetry import read_events, summarize, with_rotated
 from resolver.telemetry._summary import percentile, price_for
+
+
+@pytest.fixture
+def telemetry_file(tmp_path: Path, surface: list[ToolInfo]) -> Path:
+    """A telemetry file written by 24 real turns of several kinds."""
+    return write_telemetry(tmp_path, surface)
 
 
 def test_summary_counts_sources_fallbacks_and_usage(telemetry_file: Path) -> None:

@@ -1,10 +1,12 @@
-"""Telemetry fixtures: a telemetry file written by real resolver turns of several kinds."""
+"""Telemetry fixture: a telemetry file written by real resolver turns of several kinds.
+
+A plain module, not a conftest.py: a second conftest would shadow tests/conftest.py, which
+other tests import by name.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
 
 from resolver import (
     Classification,
@@ -53,8 +55,7 @@ class ScriptedLLM:
         )
 
 
-@pytest.fixture
-def telemetry_file(tmp_path: Path, surface: list[ToolInfo]) -> Path:
+def write_telemetry(tmp_path: Path, surface: list[ToolInfo]) -> Path:
     """24 turns: offline, LLM, low-confidence full surface, rate-limit fallbacks, abstains."""
     path = tmp_path / "telemetry.jsonl"
     base = {"telemetryFile": str(path), "catalogOverridesFile": None}
