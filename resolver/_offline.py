@@ -180,9 +180,10 @@ class OfflineClassifier:
         index = self._index(request)
         scores = self._full_scores(index, request)
         names = index.names
-        ranked = sorted(range(len(names)), key=lambda i: (-scores[i], names[i]))
+        positive = [i for i, v in enumerate(scores) if v > 0]
+        ranked = sorted(positive, key=lambda i: (-scores[i], names[i]))
         top = scores[ranked[0]] if ranked else 0.0
-        rounded = {names[i]: round(scores[i], 4) for i in ranked if scores[i] > 0}
+        rounded = {names[i]: round(scores[i], 4) for i in ranked}
         if top <= 0.0:
             return Classification(
                 selected=(),

@@ -11,11 +11,16 @@ eligible candidate core tools present) are checked once, in `finalize`.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import heapq
+import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+import orjson
 
 from ._cache import CacheHint, KeywordCache, apply_cache, learn_from_turn, persist_soon
 from ._catalog import CatalogStore, EffectiveCatalog
@@ -44,8 +49,28 @@ logger = logging.getLogger("resolver")
 Clock = Callable[[], float]
 Observer = Callable[[TurnRequest, Resolution], None]
 
+_DECIDING_SIGNALS = frozenset({"classifier", "reuse", "cache", "continuity"})
+
+MAX_OTHER_CARDS = 50
+"""How many not-selected candidates the ranked card lists (the rest are counted)."""
+
 OFFLINE_RESERVE_S = 0.05
 """Part of the deadline kept back for the offline fallback after an LLM fault."""
+BACKSTOP_GRACE_S = 0.25
+"""The whole-turn backstop fires this long after the deadline (only a hung stage reaches it:
+the classifier's own budget ends OFFLINE_RESERVE_S before the deadline)."""
+
+
+@dataclass(frozen=True)
+class PreparedSurface:
+    """A candidate surface resolved against the catalog (cached per catalog + surface)."""
+
+    catalog: EffectiveCatalog
+    names: tuple[str, ...]
+    described: tuple[tuple[str, str], ...]
+    """(name, effective description) of every candidate, in host order."""
+    fingerprint: str
+    """Hash of the host's names + descriptions and the effective descriptions."""
 
 
 @dataclass(frozen=True)
@@ -215,21 +240,33 @@ def finalize(
     missing_core -= state.surface
     if missing_core:
         raise InvariantError(f"core tools missing from the surface: {sorted(missing_core)}")
-    order = {name: i for i, name in enumerate(state.candidates)}
 
     def wanted(name: str) -> bool:
         # An excluded tool keeps the rank it would have had without state (global rank).
         return name in state.surface or (name in state.excluded and bool(state.signals.get(name)))
 
-    def rank_key(name: str) -> tuple[int, float, int]:
-        return (0 if wanted(name) else 1, -state.scores.get(name, 0.0), order[name])
+    def rank_key(name: str) -> tuple[int, int, float, str]:
+        # Kept tools first; among them, tools a turn-specific signal chose before core/full ones.
+        chosen = not _DECIDING_SIGNALS.isdisjoint(state.signals.get(name, ()))
+        return (0 if wanted(name) else 1, 0 if chosen else 1, -state.scores.get(name, 0.0), name)
 
     def card_signals(name: str) -> tuple[Signal, ...]:
         if name in state.excluded:
             return (*state.signals.get(name, ()), "state")
         return state.signals.get(name, ()) if name in state.surface else ()
 
-    ranked = sorted(state.candidates, key=rank_key)
+    head = sorted((n for n in state.surface | state.excluded if wanted(n)), key=rank_key)
+    in_head = set(head)
+    # The card lists every kept or excluded tool and the best MAX_OTHER_CARDS others; the rest
+    # are only counted (a 4,000-tool catalog would otherwise cost tens of ms per turn here).
+    scored = [n for n, v in state.scores.items() if v > 0 and n not in in_head and n in candidates]
+    others = heapq.nsmallest(MAX_OTHER_CARDS, scored, key=rank_key)
+    if len(others) < MAX_OTHER_CARDS:
+        taken = in_head | set(others)
+        zero = (n for n in state.candidates if n not in taken)
+        others += list(itertools.islice(zero, MAX_OTHER_CARDS - len(others)))
+    ranked = head + others
+    not_shown = len(state.candidates) - len(ranked)
     excluded_why: dict[str, str] = {}
     for e in state.exclusions:
         why = f"{e.field}: {e.why}"
@@ -254,7 +291,7 @@ def finalize(
         reason_codes=state.reasons,
         candidates=cards,
         cutoff=result.cutoff if result else None,
-        below_cutoff=sum(1 for c in cards if not c.selected and c.excluded is None),
+        below_cutoff=not_shown + sum(1 for c in cards if not c.selected and c.excluded is None),
         timings=timings,
         classifier=classifier,
         reasoning=result.reasoning if result else "",
@@ -326,10 +363,7 @@ class Resolver:
         self.llm = llm if llm is not None else _default_llm(self.config)
         self.observers = list(observers)
         self.clock = clock
-        self._prepared: dict[
-            tuple[str, tuple[tuple[str, str], ...]],
-            tuple[EffectiveCatalog, tuple[str, ...], tuple[tuple[str, str], ...]],
-        ] = {}
+        self._prepared: dict[tuple[str, tuple[tuple[str, str], ...]], PreparedSurface] = {}
         self.cache = cache if cache is not None else KeywordCache(self.config.keyword_cache_file)
         self.reuse = reuse if reuse is not None else ReuseStore.from_config(self.config, clock)
 
@@ -346,7 +380,7 @@ class Resolver:
         start = self.clock()
         available = len(request.tools) if request.tools is not None else 0
         try:
-            async with asyncio.timeout(self.deadline_s + OFFLINE_RESERVE_S):
+            async with asyncio.timeout(self.deadline_s + BACKSTOP_GRACE_S):
                 resolution = await self._resolve(request, start)
         except TimeoutError:
             resolution = abstain(
@@ -390,7 +424,8 @@ class Resolver:
         if not request.tools:
             return abstain("abstain", "empty_surface_abstain", available=0, timings=Timings())
 
-        catalog, names, described = self._prepare(request.tools)
+        prepared = self._prepare(request.tools)
+        catalog, names, described = prepared.catalog, prepared.names, prepared.described
         state = TurnState(request=request, catalog=catalog, candidates=names)
         if self.catalogs.error:
             state = state.reason("catalog_layer_invalid")
@@ -415,8 +450,7 @@ class Resolver:
                 config,
                 classifier=self.llm.name if self.llm is not None else "offline",
                 catalog_fingerprint=catalog.fingerprint,
-                tools=classify_input.tools,
-                host_tools=request.tools,
+                candidates_fingerprint=prepared.fingerprint,
                 skills=classify_input.skills,
             ),
             refresh=request.refresh,
@@ -450,9 +484,7 @@ class Resolver:
             state, core_tools=config.core_tools, timings=timings, classifier=classifier_label
         )
 
-    def _prepare(
-        self, tools: Sequence[ToolInfo]
-    ) -> tuple[EffectiveCatalog, tuple[str, ...], tuple[tuple[str, str], ...]]:
+    def _prepare(self, tools: Sequence[ToolInfo]) -> PreparedSurface:
         """The effective catalog and described candidates, cached per catalog + surface."""
         base = self.catalogs.current()
         surface = tuple((t.name, t.description) for t in tools if t.name)
@@ -463,7 +495,13 @@ class Resolver:
         host = dict(surface)
         names = tuple(dict.fromkeys(name for name, _ in surface))
         catalog = base.with_host_descriptions(list(host.items()))
-        prepared = (catalog, names, tuple((n, catalog.describe(n, host.get(n, ""))) for n in names))
+        described = tuple((n, catalog.describe(n, host.get(n, ""))) for n in names)
+        prepared = PreparedSurface(
+            catalog=catalog,
+            names=names,
+            described=described,
+            fingerprint=hashlib.sha256(orjson.dumps([described, surface])).hexdigest()[:16],
+        )
         if len(self._prepared) >= 8:
             self._prepared.pop(next(iter(self._prepared)))
         self._prepared[key] = prepared

@@ -50,6 +50,7 @@ ReasonCode = Literal[
     "llm_refusal_fallback",
     "deadline_exceeded",
     "surface_unknown_abstain",
+    "surface_refresh_abstain",
     "empty_surface_abstain",
     "state_ineligible_excluded",
     "catalog_layer_invalid",
