@@ -69,8 +69,9 @@ class TelemetryEvent(_Model):
     ts: str
     """When the turn was resolved: ISO 8601, UTC, milliseconds (``2026-11-29T16:21:53.123Z``)."""
     turn: int = Field(ge=1)
-    """1-based count of turns this process recorded for this sessionId (process-wide when
-    there is no session id). ``(pid, sessionId, turn)`` identifies a line."""
+    """1-based count of turns this process's telemetry observer recorded for this sessionId
+    (one shared count for lines without a session id). ``(pid, sessionId, turn)`` identifies
+    a line."""
     pid: int
     """The writing process."""
     session_id: str | None = None
