@@ -79,6 +79,7 @@ class JsonlWriter:
         self._processed = 0
         self._closed = False
         self._warned = False
+        self._render_warned = False
         self.dropped = 0
         """Jobs dropped because the queue was full."""
         self.failed = 0
@@ -198,7 +199,13 @@ class JsonlWriter:
             assert isinstance(line, bytes)
         except Exception:
             self.failed += 1
-            logger.warning("resolver: telemetry event could not be rendered", exc_info=True)
+            if not self._render_warned:  # a bug would repeat on every turn: say it once
+                self._render_warned = True
+                logger.warning(
+                    "resolver: a telemetry event could not be rendered; further failures are "
+                    "counted, not logged",
+                    exc_info=True,
+                )
             return None
         return line if line.endswith(b"\n") else line + b"\n"
 

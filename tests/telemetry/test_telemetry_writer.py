@@ -142,17 +142,22 @@ def test_full_queue_drops_and_counts_without_blocking(tmp_path: Path) -> None:
     assert [json.loads(x) for x in lines] == [{"slow": True}, {"queued": True}]
 
 
-def test_a_job_that_fails_to_render_is_counted_not_raised(tmp_path: Path) -> None:
-    """A rendering bug loses that line only; the writer keeps going."""
+def test_a_job_that_fails_to_render_is_counted_not_raised(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A rendering bug loses that line only, is logged once, and the writer keeps going."""
 
     def broken() -> bytes:
         raise ValueError("bug")
 
     writer = JsonlWriter(tmp_path / "t.jsonl")
-    writer.submit(broken)
-    writer.submit(b'{"ok": 1}')
-    writer.close()
-    assert writer.failed == 1 and (tmp_path / "t.jsonl").read_bytes() == b'{"ok": 1}\n'
+    with caplog.at_level(logging.WARNING, logger="resolver"):
+        writer.submit(broken)
+        writer.submit(b'{"ok": 1}')
+        writer.submit(broken)
+        writer.close()
+    assert writer.failed == 2 and (tmp_path / "t.jsonl").read_bytes() == b'{"ok": 1}\n'
+    assert sum("could not be rendered" in r.getMessage() for r in caplog.records) == 1
 
 
 def test_files_are_private_to_the_user(tmp_path: Path) -> None:
