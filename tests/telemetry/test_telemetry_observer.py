@@ -265,3 +265,43 @@ def test_cli_run_writes_its_line_at_exit(tmp_path: Path) -> None:
     event = json.loads(line)
     assert event["promptExcerpt"] == "search the web" and event["turn"] == 1
     assert event["tokensSavedUnit"] == "tokens:o200k_base"
+
+
+def test_openclaw_sidecar_writes_one_line_per_turn(tmp_path: Path) -> None:
+    """The OpenClaw sidecar (a real child over stdio) writes a line per resolve, flushed at exit."""
+    telemetry = tmp_path / "t.jsonl"
+    ctx = {"sessionId": "s1", "agentId": "main"}
+    frames = [
+        {
+            "id": "c",
+            "method": "configure",
+            "params": {"config": {"telemetryFile": str(telemetry), "capturePrompts": False}},
+        },
+        {"id": "r1", "method": "resolve", "params": {"event": {"prompt": "hi"}, "ctx": ctx}},
+        {
+            "id": "o",
+            "method": "observe_surface",
+            "params": {"tools": [{"name": "jira_search", "description": "Search Jira"}], "ctx": {}},
+        },
+        {
+            "id": "r2",
+            "method": "resolve",
+            "params": {"event": {"prompt": "find jira tickets about login"}, "ctx": ctx},
+        },
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "resolver.hosts.openclaw"],
+        input="".join(json.dumps(f) + "\n" for f in frames),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    answers = {f["id"]: f for f in map(json.loads, proc.stdout.splitlines())}
+    events = [json.loads(x) for x in telemetry.read_bytes().splitlines()]
+    assert [e["turn"] for e in events] == [1, 2]
+    assert all(e["sessionId"] == "s1" and e["agentId"] == "main" for e in events)
+    assert all(e["promptExcerpt"] is None for e in events)
+    assert "login" not in telemetry.read_text()  # capturePrompts off: no prompt text at all
+    assert events[1]["toolsAllow"] == answers["r2"]["result"]["toolsAllow"]
+    assert events[1]["unknownSchemas"] >= 1 and events[1]["sizeBasis"] == "mixed"
