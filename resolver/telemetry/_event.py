@@ -81,7 +81,7 @@ class TelemetryEvent(_Model):
     tools_allow: list[str] | None
     """The answer; null = abstain (the host kept its own surface)."""
     available_tools: int = Field(ge=0)
-    """How many candidate tools the host offered."""
+    """How many distinct candidate tools the host offered (0 when its surface was unknown)."""
     used_tools: list[str] | None = None
     """Tools the primary model actually called, when the host reported them (shadow turns)."""
     llm_tools: list[str] | None = None
@@ -220,17 +220,19 @@ def snapshot(
         "session_id": request.session_id,
         "agent_id": request.agent_id,
         "source": resolution.source,
-        "reason_codes": list(resolution.reason_codes),
-        "tools_allow": list(resolution.tools_allow) if resolution.tools_allow is not None else None,
-        "available_tools": resolution.available_tools,
-        "used_tools": list(used_tools) if used_tools is not None else None,
-        "llm_tools": list(resolution.llm_tools) if resolution.llm_tools is not None else None,
-        "dropped_tools": list(resolution.dropped_tools),
+        "reason_codes": tuple(resolution.reason_codes),
+        "tools_allow": tuple(resolution.tools_allow)
+        if resolution.tools_allow is not None
+        else None,
+        "available_tools": len(candidates) if request.tools is not None else 0,
+        "used_tools": tuple(used_tools) if used_tools is not None else None,
+        "llm_tools": tuple(resolution.llm_tools) if resolution.llm_tools is not None else None,
+        "dropped_tools": tuple(resolution.dropped_tools),
         "validation": resolution.validation,
         "confidence": resolution.confidence,
         "classifier": classifier,
         "classifier_model": classifier.split(":", 1)[1] if classifier.startswith("llm:") else None,
-        "tags": config.all_tags(),
+        "tags": tuple(config.all_tags()),
         "usage": UsageRecord(
             prompt_tokens=usage.prompt_tokens,
             cached_tokens=usage.cached_tokens,
@@ -241,10 +243,10 @@ def snapshot(
         "latency_ms": max(0.0, resolution.timings.total_ms),
         "classifier_ms": max(0.0, resolution.timings.classifier_ms),
         "llm_latency_ms": resolution.timings.llm_ms,
-        "top_scores": [
+        "top_scores": tuple(
             ScoredTool(name=c.name, score=c.score)
             for c in sorted(resolution.candidates, key=lambda c: -c.score)[:TOP_SCORES]
-        ],
+        ),
     }
     key = config.api_key()
     return TurnSnapshot(
