@@ -120,7 +120,7 @@ def test_hanging_sidecar_costs_one_deadline_then_full_surface(
     if mode == "hang":
         (resolve,) = sidecar.requests("resolve")
         waited = mock_llm.primary_requests[0].received_at - resolve["t"]
-        assert SHORT_DEADLINE_MS / 1000 - 0.1 <= waited <= SHORT_DEADLINE_MS / 1000 + 2.0, waited
+        assert SHORT_DEADLINE_MS / 1000 - 0.1 <= waited <= SHORT_DEADLINE_MS / 1000 + 4.0, waited
     # The killed child was replaced by a fresh one (configured, idle).
     assert len([f for f in sidecar.frames() if f.get("event") == "start"]) >= 2
 
@@ -143,7 +143,7 @@ def test_sidecar_printing_garbage_gives_the_full_surface(
 ) -> None:
     """A sidecar whose stdout is not frames is retired: all 54 tools, no waiting."""
     sidecar = make_sidecar("garbage")
-    openclaw_home.write_config(sidecar, {"sidecarTimeoutMs": 30_000})
+    openclaw_home.write_config(sidecar, {"sidecarTimeoutMs": 14_000})
     run = run_turn(openclaw_home)
     assert_full_surface(mock_llm)
     assert "non-frame on stdout" in run.stderr
