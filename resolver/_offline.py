@@ -122,7 +122,9 @@ class OfflineClassifier:
     def classify_sync(self, request: ClassifyInput) -> Classification:
         """Rank candidates and cut where the score drops off."""
         scores = self.score(request)
-        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        ranked = sorted(
+            ((n, s) for n, s in scores.items() if s > 0), key=lambda kv: (-kv[1], kv[0])
+        )
         top = ranked[0][1] if ranked else 0.0
         if top <= 0.0:
             return Classification(

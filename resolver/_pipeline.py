@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -28,6 +29,7 @@ from ._types import (
     Signal,
     Source,
     Timings,
+    ToolInfo,
     TurnRequest,
     Usage,
 )
@@ -39,6 +41,12 @@ Observer = Callable[[TurnRequest, Resolution], None]
 
 OFFLINE_RESERVE_S = 0.05
 """Part of the deadline kept back for the offline fallback after an LLM fault."""
+PREPARED_CACHE_SIZE = 8
+"""Surfaces (catalog fingerprint x host tools) whose effective catalog is kept prepared."""
+
+_Prepared = tuple[
+    EffectiveCatalog, tuple[str, ...], tuple[tuple[str, str], ...], Mapping[str, Candidate]
+]
 
 
 @dataclass(frozen=True)
@@ -154,8 +162,12 @@ def finalize(
     core_tools: Iterable[str],
     timings: Timings,
     classifier: str,
+    blank: Mapping[str, Candidate] | None = None,
 ) -> Resolution:
-    """Check the invariants once and build the `Resolution` with its ranked candidates."""
+    """Check the invariants once and build the `Resolution` with its ranked candidates.
+
+    `blank` optionally maps candidate names to their prebuilt unselected zero-score card.
+    """
     candidates = set(state.candidates)
     if not state.surface <= candidates:
         raise InvariantError(f"surface has non-candidates: {sorted(state.surface - candidates)}")
@@ -163,25 +175,40 @@ def finalize(
     missing_core -= state.surface
     if missing_core:
         raise InvariantError(f"core tools missing from the surface: {sorted(missing_core)}")
+    # Rank: the surface first, then by score, then in host order. Unselected candidates with
+    # a zero score keep host order at the tail, so only the scored ones are sorted (cheap on
+    # surfaces of thousands of tools); their cards are shared from `blank` when given.
+    surface, scores = state.surface, state.scores
+    excluded_why = {e.tool: f"{e.field}: {e.why}" for e in state.exclusions}
     order = {name: i for i, name in enumerate(state.candidates)}
+    scored = [n for n in state.candidates if n in surface or scores.get(n, 0.0) != 0.0]
+    scored_set = set(scored)
 
     def rank_key(name: str) -> tuple[int, float, int]:
-        return (0 if name in state.surface else 1, -state.scores.get(name, 0.0), order[name])
+        return (0 if name in surface else 1, -scores.get(name, 0.0), order[name])
 
-    ranked = sorted(state.candidates, key=rank_key)
-    excluded_why = {e.tool: f"{e.field}: {e.why}" for e in state.exclusions}
-    cards = tuple(
-        Candidate(
+    scored.sort(key=rank_key)
+    split = next((i for i, n in enumerate(scored) if n not in surface and scores[n] < 0), None)
+    head, negative = (scored, []) if split is None else (scored[:split], scored[split:])
+    blank = blank or {}
+
+    def card(name: str) -> Candidate:
+        return Candidate(
             name=name,
-            score=round(float(state.scores.get(name, 0.0)), 4),
-            selected=name in state.surface,
-            signals=state.signals.get(name, ()) if name in state.surface else (),
+            score=round(float(scores.get(name, 0.0)), 4),
+            selected=name in surface,
+            signals=state.signals.get(name, ()) if name in surface else (),
             excluded=excluded_why.get(name),
         )
-        for name in ranked
-    )
+
+    zero_cards = [
+        card(n) if (n in excluded_why or n not in blank) else blank[n]
+        for n in state.candidates
+        if n not in scored_set
+    ]
+    cards = (*(card(name) for name in head), *zero_cards, *(card(name) for name in negative))
     result = state.classification
-    tools_allow = [c.name for c in cards if c.selected]
+    tools_allow = [name for name in head if name in surface]
     summary = _summary(state, len(tools_allow))
     return Resolution(
         tools_allow=tools_allow,
@@ -190,7 +217,7 @@ def finalize(
         reason_codes=state.reasons,
         candidates=cards,
         cutoff=result.cutoff if result else None,
-        below_cutoff=sum(1 for c in cards if not c.selected),
+        below_cutoff=len(cards) - len(tools_allow),
         timings=timings,
         classifier=classifier,
         reasoning=result.reasoning if result else "",
@@ -256,6 +283,9 @@ class Resolver:
         self.llm = llm if llm is not None else _default_llm(self.config)
         self.observers = list(observers)
         self.clock = clock
+        self._prepared: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], _Prepared] = (
+            OrderedDict()
+        )
 
     @property
     def deadline_s(self) -> float:
@@ -311,9 +341,7 @@ class Resolver:
         if not request.tools:
             return abstain("abstain", "empty_surface_abstain", available=0, timings=Timings())
 
-        names = tuple(dict.fromkeys(t.name for t in request.tools if t.name))
-        host_desc = {t.name: t.description for t in request.tools}
-        catalog = self.catalogs.current().with_host_descriptions(list(host_desc.items()))
+        catalog, names, described, blank = self._prepare(request.tools)
         state = TurnState(request=request, catalog=catalog, candidates=names)
         if self.catalogs.error:
             state = state.reason("catalog_layer_invalid")
@@ -321,7 +349,7 @@ class Resolver:
         classify_input = ClassifyInput(
             prompt=request.prompt,
             messages=tuple(request.messages),
-            tools=tuple((n, catalog.describe(n, host_desc.get(n, ""))) for n in names),
+            tools=described,
             skills=catalog.skills,
             catalog=catalog,
             timeout_s=max(0.0, self.deadline_s - (self.clock() - start) - OFFLINE_RESERVE_S),
@@ -335,8 +363,33 @@ class Resolver:
         state = apply_core(state, config.core_tools)
         timings = Timings(total_ms=self._ms(start), classifier_ms=classifier_ms, llm_ms=llm_ms)
         return finalize(
-            state, core_tools=config.core_tools, timings=timings, classifier=classifier_label
+            state,
+            core_tools=config.core_tools,
+            timings=timings,
+            classifier=classifier_label,
+            blank=blank,
         )
+
+    def _prepare(self, tools: list[ToolInfo]) -> _Prepared:
+        """The effective catalog (host descriptions filled in), candidate names, (name,
+        description) pairs and blank cards for this surface; memoized per catalog and surface."""
+        base = self.catalogs.current()
+        host = tuple((t.name, t.description) for t in tools)
+        key = (base.fingerprint, host)
+        prepared = self._prepared.get(key)
+        if prepared is not None:
+            self._prepared.move_to_end(key)
+            return prepared
+        names = tuple(dict.fromkeys(name for name, _ in host if name))
+        host_desc = dict(host)
+        catalog = base.with_host_descriptions(list(host_desc.items()))
+        described = tuple((n, catalog.describe(n, host_desc.get(n, ""))) for n in names)
+        blank = {n: Candidate(name=n, score=0.0, selected=False) for n in names}
+        prepared = (catalog, names, described, blank)
+        self._prepared[key] = prepared
+        while len(self._prepared) > PREPARED_CACHE_SIZE:
+            self._prepared.popitem(last=False)
+        return prepared
 
     async def _classify(
         self, state: TurnState, request: ClassifyInput
