@@ -114,7 +114,7 @@ class OfflineClassifier:
             for term in tokens(text):
                 query[term] = query.get(term, 0.0) + HISTORY_WEIGHT
         raw = self._score_terms(index, query)
-        return {name: round(s, 4) for name, s in zip(index.names, raw, strict=True)}
+        return {name: round(s, 4) if s else 0.0 for name, s in zip(index.names, raw, strict=True)}
 
     async def classify(self, request: ClassifyInput) -> Classification:
         return self.classify_sync(request)

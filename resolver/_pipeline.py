@@ -14,6 +14,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from typing import Any
 
 from ._catalog import CatalogStore, EffectiveCatalog
@@ -44,6 +45,7 @@ OFFLINE_RESERVE_S = 0.05
 PREPARED_CACHE_SIZE = 8
 """Surfaces (catalog fingerprint x host tools) whose effective catalog is kept prepared."""
 
+_NAME_AND_DESCRIPTION = attrgetter("name", "description")
 _Prepared = tuple[
     EffectiveCatalog, tuple[str, ...], tuple[tuple[str, str], ...], Mapping[str, Candidate]
 ]
@@ -374,7 +376,7 @@ class Resolver:
         """The effective catalog (host descriptions filled in), candidate names, (name,
         description) pairs and blank cards for this surface; memoized per catalog and surface."""
         base = self.catalogs.current()
-        host = tuple((t.name, t.description) for t in tools)
+        host = tuple(map(_NAME_AND_DESCRIPTION, tools))
         key = (base.fingerprint, host)
         prepared = self._prepared.get(key)
         if prepared is not None:
