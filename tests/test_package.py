@@ -21,7 +21,9 @@ def test_all_is_sorted_and_complete() -> None:
         return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
 
     assert resolver.__all__ == sorted(resolver.__all__, key=isort_key)
-    public = {n for n in dir(resolver) if not n.startswith("_") and n not in {"hosts", "cli", "bench"}}
+    public = {
+        n for n in dir(resolver) if not n.startswith("_") and n not in {"hosts", "cli", "bench"}
+    }
     assert public == set(resolver.__all__)
 
 

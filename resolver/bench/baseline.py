@@ -15,6 +15,7 @@ to within 1/(2n) while every case still gets a plain top-k list.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Sequence
@@ -37,6 +38,7 @@ class BM25Baseline:
     def __init__(self, documents: Sequence[tuple[str, str]]) -> None:
         import bm25s  # late import: the `bench` extra
 
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs index building loudly
         self._bm25s = bm25s
         self.names = [name for name, _ in documents]
         corpus = [f"{name.replace('_', ' ')} {text}" for name, text in documents]

@@ -140,20 +140,16 @@ def effective_descriptions(config: ResolverConfig, cases: CaseSet) -> list[tuple
     return [(t.name, catalog.describe(t.name, t.description)) for t in cases.candidates]
 
 
-def command_line(argv: list[str] | None = None) -> str:
-    """The command as typed (``resolver`` for the console script, paths relative to cwd)."""
-    argv = list(sys.argv if argv is None else argv)
-    if argv:
-        head = Path(argv[0])
-        if head.name == "resolver" or head.name == "__main__.py":
-            argv[0] = "resolver"
-        else:
-            try:
-                argv[0] = "python " + str(head.resolve().relative_to(Path.cwd()))
-            except ValueError:
-                argv[0] = "python " + str(head)
-            return argv[0] + (" " + shlex.join(argv[1:]) if argv[1:] else "")
-    return shlex.join(argv)
+def command_line(argv: list[str]) -> str:
+    """The command as typed: ``python benchmark/<script>.py ...`` or ``resolver ...``."""
+    script = Path(sys.argv[0]) if sys.argv else Path()
+    if script.suffix == ".py" and script.parent.name == "benchmark":
+        try:
+            shown = str(script.resolve().relative_to(Path.cwd()))
+        except ValueError:
+            shown = str(script)
+        return shlex.join(["python", shown, *sys.argv[1:]])
+    return shlex.join(["resolver", *argv])
 
 
 def run_document(out: RunOutput, *, command: str) -> dict[str, Any]:

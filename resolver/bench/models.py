@@ -210,7 +210,7 @@ def compare_models(
                 str(m["errors"]),
             ]
         )
-    command = command_line()
+    command = command_line(getattr(args, "argv", []))
     doc = {
         "format": "resolver-bench-models/1",
         "command": command,

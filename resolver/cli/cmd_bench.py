@@ -168,7 +168,7 @@ def run_bench(args: argparse.Namespace) -> int:
 
     spec = _spec(args, args.config, "resolver")
     out = _execute(spec, args, verbose=args.bench_verbose)
-    doc = run_document(out, command=command_line())
+    doc = run_document(out, command=command_line(args.argv))
     if "bm25" in args.baseline:
         outcomes, k_info = run_bm25(
             spec.cases,
@@ -215,7 +215,7 @@ def run_gate(args: argparse.Namespace) -> int:
     verdict = compare(outcomes["control"], outcomes["treatment"], margins)
     doc = {
         "format": "resolver-bench-gate/1",
-        "command": command_line(),
+        "command": command_line(args.argv),
         "caseFile": docs["control"]["caseFile"],
         "margins": {
             "path": args.margins,
@@ -271,7 +271,7 @@ def run_overhead(args: argparse.Namespace) -> int:
     results = [measure(args.curated, turns=args.turns)]
     if args.seal:
         results.append(measure(args.seal, turns=args.turns))
-    markdown = overhead_markdown(results, command=command_line())
+    markdown = overhead_markdown(results, command=command_line(args.argv))
     _write(args.md_out, markdown.encode())
     print(markdown)
     if not args.md_out:
