@@ -180,37 +180,36 @@ def finalize(
     # Rank: the surface first, then by score, then in host order. Unselected candidates with
     # a zero score keep host order at the tail, so only the scored ones are sorted (cheap on
     # surfaces of thousands of tools); their cards are shared from `blank` when given.
-    surface, scores = state.surface, state.scores
+    surface, scores, signals = state.surface, state.scores, state.signals
     excluded_why = {e.tool: f"{e.field}: {e.why}" for e in state.exclusions}
-    order = {name: i for i, name in enumerate(state.candidates)}
-    scored = [n for n in state.candidates if n in surface or scores.get(n, 0.0) != 0.0]
-    scored_set = set(scored)
-
-    def rank_key(name: str) -> tuple[int, float, int]:
-        return (0 if name in surface else 1, -scores.get(name, 0.0), order[name])
-
-    scored.sort(key=rank_key)
-    split = next((i for i, n in enumerate(scored) if n not in surface and scores[n] < 0), None)
-    head, negative = (scored, []) if split is None else (scored[:split], scored[split:])
+    # (not selected, -score, host position, name) sorts exactly as the ranking says.
+    ranked = sorted(
+        (0 if n in surface else 1, -score, i, n)
+        for i, n in enumerate(state.candidates)
+        if (score := scores.get(n, 0.0)) != 0.0 or n in surface
+    )
+    scored_set = {row[3] for row in ranked}
     blank = blank or {}
 
-    def card(name: str) -> Candidate:
+    def card(name: str, score: float, selected: bool) -> Candidate:
         return Candidate(
-            name=name,
-            score=round(float(scores.get(name, 0.0)), 4),
-            selected=name in surface,
-            signals=state.signals.get(name, ()) if name in surface else (),
-            excluded=excluded_why.get(name),
+            name,
+            round(float(score), 4),
+            selected,
+            signals.get(name, ()) if selected else (),
+            excluded_why.get(name),
         )
 
+    head = [card(n, -neg, rank == 0) for rank, neg, _, n in ranked if rank == 0 or neg <= 0]
+    negative = [card(n, -neg, False) for rank, neg, _, n in ranked if rank == 1 and neg > 0]
     zero_cards = [
-        card(n) if (n in excluded_why or n not in blank) else blank[n]
+        card(n, 0.0, False) if (n in excluded_why or n not in blank) else blank[n]
         for n in state.candidates
         if n not in scored_set
     ]
-    cards = (*(card(name) for name in head), *zero_cards, *(card(name) for name in negative))
+    cards = (*head, *zero_cards, *negative)
     result = state.classification
-    tools_allow = [name for name in head if name in surface]
+    tools_allow = [c.name for c in head if c.selected]
     summary = _summary(state, len(tools_allow))
     return Resolution(
         tools_allow=tools_allow,
