@@ -157,3 +157,21 @@ def test_bench_does_not_load_on_the_hook_path() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_progress_bar_and_tables_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With the progress bar and tables on, the rich output goes to stderr; --verbose lists cases."""
+    cases = write_case_file(tmp_path / "cases.json")
+    assert main(["bench", "--file", str(cases), "--verbose"]) == 0
+    captured = capsys.readouterr()
+    assert "# Benchmark: travel-assistant" in captured.out
+    assert "By category" in captured.err and "c01 [single]" in captured.err
+
+
+def test_curated_file_matches_the_schema() -> None:
+    """The committed curated case file validates against schemas/benchmark-case.v1.json."""
+    import jsonschema
+
+    schema = json.loads((REPO / "schemas" / "benchmark-case.v1.json").read_text())
+    data = json.loads((REPO / "benchmark" / "benchmark-v1-curated.json").read_text())
+    jsonschema.validate(data, schema)
