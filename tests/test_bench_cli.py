@@ -160,7 +160,7 @@ def test_bench_does_not_load_on_the_hook_path() -> None:
 
 
 def test_progress_bar_and_tables_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """With the progress bar and tables on, the rich output goes to stderr; --verbose lists cases."""
+    """Progress bar and tables go to stderr (rich); --verbose lists every case."""
     cases = write_case_file(tmp_path / "cases.json")
     assert main(["bench", "--file", str(cases), "--verbose"]) == 0
     captured = capsys.readouterr()
