@@ -287,6 +287,9 @@ class Resolver:
         self._prepared: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], _Prepared] = (
             OrderedDict()
         )
+        self._last_prepared: tuple[str, tuple[int, ...], tuple[ToolInfo, ...], _Prepared] | None = (
+            None
+        )
 
     @property
     def deadline_s(self) -> float:
@@ -373,23 +376,32 @@ class Resolver:
 
     def _prepare(self, tools: list[ToolInfo]) -> _Prepared:
         """The effective catalog (host descriptions filled in), candidate names, (name,
-        description) pairs and blank cards for this surface; memoized per catalog and surface."""
+        description) pairs and blank cards for this surface; memoized per catalog and surface.
+
+        The same (frozen) tool objects as last turn hit without reading them: the last entry
+        holds them, so their ids cannot be reused while it is kept.
+        """
         base = self.catalogs.current()
+        ids = tuple(map(id, tools))
+        last = self._last_prepared
+        if last is not None and last[0] == base.fingerprint and last[1] == ids:
+            return last[3]
         host = tuple(map(_NAME_AND_DESCRIPTION, tools))
         key = (base.fingerprint, host)
         prepared = self._prepared.get(key)
         if prepared is not None:
             self._prepared.move_to_end(key)
-            return prepared
-        names = tuple(dict.fromkeys(name for name, _ in host if name))
-        host_desc = dict(host)
-        catalog = base.with_host_descriptions(list(host_desc.items()))
-        described = tuple((n, catalog.describe(n, host_desc.get(n, ""))) for n in names)
-        blank = {n: Candidate(name=n, score=0.0, selected=False) for n in names}
-        prepared = (catalog, names, described, blank)
-        self._prepared[key] = prepared
-        while len(self._prepared) > PREPARED_CACHE_SIZE:
-            self._prepared.popitem(last=False)
+        else:
+            names = tuple(dict.fromkeys(name for name, _ in host if name))
+            host_desc = dict(host)
+            catalog = base.with_host_descriptions(list(host_desc.items()))
+            described = tuple((n, catalog.describe(n, host_desc.get(n, ""))) for n in names)
+            blank = {n: Candidate(name=n, score=0.0, selected=False) for n in names}
+            prepared = (catalog, names, described, blank)
+            self._prepared[key] = prepared
+            while len(self._prepared) > PREPARED_CACHE_SIZE:
+                self._prepared.popitem(last=False)
+        self._last_prepared = (base.fingerprint, ids, tuple(tools), prepared)
         return prepared
 
     async def _classify(

@@ -83,6 +83,8 @@ class RunOutput:
     resolver: Resolver
     outcomes: list[CaseOutcome]
     elapsed_s: float
+    cpu_s: float
+    """CPU time of this process during the replay (the machine may be shared)."""
     replayed: ReplayClassifier | None = None
 
 
@@ -124,14 +126,14 @@ def build_resolver(spec: RunSpec) -> tuple[Resolver, ReplayClassifier | None]:
 async def run(spec: RunSpec, progress: Progress | None = None) -> RunOutput:
     """Replay the spec's cases through one resolver."""
     resolver, replayed = build_resolver(spec)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     outcomes = await replay_cases(
         resolver, spec.cases, concurrency=spec.concurrency, progress=progress
     )
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     if replayed is not None:
         replayed.check()
-    return RunOutput(spec, resolver, outcomes, elapsed, replayed)
+    return RunOutput(spec, resolver, outcomes, elapsed, cpu, replayed)
 
 
 def effective_descriptions(config: ResolverConfig, cases: CaseSet) -> list[tuple[str, str]]:
@@ -186,6 +188,8 @@ def run_document(out: RunOutput, *, command: str) -> dict[str, Any]:
         },
         "config": config_info,
         "elapsed_s": round(out.elapsed_s, 3),
+        "cpu_s": round(out.cpu_s, 3),
+        "load_average_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
         "metrics": summarize(out.outcomes),
         "by_category": by_category(out.outcomes),
         "failures": [o.row() for o in out.outcomes if not o.score.hit],

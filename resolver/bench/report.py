@@ -95,7 +95,9 @@ def run_markdown(doc: dict[str, Any]) -> str:
         f"{case['source']}; license: {case['license']}",
         f"- Catalog fingerprint: `{config['catalogFingerprint']}`; config file: "
         f"{config['configFile'] or '(defaults, no override file)'}",
-        f"- Generated {doc['generatedAt']}; replay took {doc['elapsed_s']:.1f} s",
+        f"- Generated {doc['generatedAt']}; replay took {doc['elapsed_s']:.1f} s wall, "
+        f"{doc['cpu_s']:.1f} s CPU (1-minute load average {doc['load_average_1m']} on a "
+        "shared machine)",
     ]
     for name, base in doc.get("baselines", {}).items():
         k = base["k"]
