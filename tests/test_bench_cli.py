@@ -175,3 +175,14 @@ def test_curated_file_matches_the_schema() -> None:
     schema = json.loads((REPO / "schemas" / "benchmark-case.v1.json").read_text())
     data = json.loads((REPO / "benchmark" / "benchmark-v1-curated.json").read_text())
     jsonschema.validate(data, schema)
+
+
+def test_overhead_reports_both_surfaces(tmp_path: Path) -> None:
+    """`bench overhead` writes one row per surface with p50/p99 (no timing is asserted)."""
+    small = write_case_file(tmp_path / "cases.json")
+    md = tmp_path / "overhead.md"
+    curated = str(REPO / "benchmark" / "benchmark-v1-curated.json")
+    args = ["bench", "overhead", "--curated", curated, "--seal", str(small), "--turns", "5"]
+    assert main([*args, "--md-out", str(md)]) == 0
+    text = md.read_text()
+    assert "| 54 | 5 |" in text and "| 8 | 5 |" in text and "p99 ms" in text

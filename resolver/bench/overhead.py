@@ -3,7 +3,7 @@
 One `Resolver` (defaults, no override file, no LLM) resolves the case file's prompts in turn;
 the first turn (which builds the offline index for the surface) is timed separately as the
 warm-up, then `turns` turns are timed one by one (`time.perf_counter`). Reported: p50, p99,
-mean and max per turn, and the warm-up.
+mean and max wall time per turn, p50 and p99 CPU time per turn, and the warm-up.
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ class Overhead:
     p99_ms: float
     mean_ms: float
     max_ms: float
+    cpu_p50_ms: float
+    """CPU time of the process per turn (unaffected by other processes on the machine)."""
+    cpu_p99_ms: float
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -48,20 +51,22 @@ def measure(path: str, *, turns: int) -> Overhead:
     resolver = Resolver(ResolverConfig(catalog_overrides_file=None), llm=None)
     resolver.llm = None
 
-    async def go() -> tuple[float, list[float]]:
+    async def go() -> tuple[float, list[float], list[float]]:
         first = cases.cases[0]
         start = time.perf_counter()
         await resolver.resolve(TurnRequest(prompt=first.prompt, tools=tools))
         warmup = (time.perf_counter() - start) * 1000.0
         samples: list[float] = []
+        cpu: list[float] = []
         for case in itertools.islice(itertools.cycle(cases.cases), turns):
             request = TurnRequest(prompt=case.prompt, messages=case.messages or [], tools=tools)
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             await resolver.resolve(request)
+            cpu.append((time.process_time() - start_cpu) * 1000.0)
             samples.append((time.perf_counter() - start) * 1000.0)
-        return warmup, samples
+        return warmup, samples, cpu
 
-    warmup, samples = asyncio.run(go())
+    warmup, samples, cpu = asyncio.run(go())
     return Overhead(
         case_file=path,
         tools=len(tools),
@@ -71,6 +76,8 @@ def measure(path: str, *, turns: int) -> Overhead:
         p99_ms=round(percentile(samples, 99), 3),
         mean_ms=round(sum(samples) / len(samples), 3) if samples else 0.0,
         max_ms=round(max(samples, default=0.0), 3),
+        cpu_p50_ms=round(percentile(cpu, 50), 3),
+        cpu_p99_ms=round(percentile(cpu, 99), 3),
     )
 
 
@@ -85,6 +92,8 @@ def overhead_markdown(results: list[Overhead], *, command: str) -> str:
             f"{r.p99_ms:.2f}",
             f"{r.mean_ms:.2f}",
             f"{r.max_ms:.2f}",
+            f"{r.cpu_p50_ms:.2f}",
+            f"{r.cpu_p99_ms:.2f}",
             f"{r.warmup_ms:.1f}",
         ]
         for r in results
@@ -98,7 +107,8 @@ def overhead_markdown(results: list[Overhead], *, command: str) -> str:
             "",
             f"- Python {platform.python_version()} on {platform.machine()}, "
             f"{os.cpu_count()} CPUs, 1-minute load average at the end {load:.2f} "
-            "(the machine is shared; figures are wall time per turn)",
+            "(the machine is shared: wall time per turn includes waiting for a CPU; the CPU "
+            "columns are this process's CPU time per turn)",
             "- One resolver per surface; the warm-up turn builds the offline index once, then "
             "each timed turn runs the whole pipeline (catalog, offline classifier, continuity, "
             "core tools, guards, ranked candidates).",
@@ -112,6 +122,8 @@ def overhead_markdown(results: list[Overhead], *, command: str) -> str:
                     "p99 ms",
                     "mean ms",
                     "max ms",
+                    "CPU p50 ms",
+                    "CPU p99 ms",
                     "warm-up ms",
                 ],
                 rows,
