@@ -127,13 +127,12 @@ def default_llm_factory(config: ResolverConfig, temperature: float) -> Classifie
     """An `LLMClassifier` sample at `temperature` (the LLM module must accept it)."""
     from .. import _llm  # type: ignore[attr-defined,unused-ignore]
 
-    cls = _llm.LLMClassifier
+    cls: Callable[..., Classifier] = _llm.LLMClassifier  # its signature is checked below
     if "temperature" not in inspect.signature(cls).parameters:
         raise ConfigError(
             "voted configurations need LLMClassifier(config, temperature=...) in resolver._llm"
         )
-    sample: Classifier = cls(config, temperature=temperature)
-    return sample
+    return cls(config, temperature=temperature)
 
 
 def entry_config(base: ResolverConfig, entry: ModelEntry) -> ResolverConfig:
