@@ -4,6 +4,7 @@ Importing this package does no I/O, reads no environment and configures no loggi
 library logs only to ``logging.getLogger("resolver")``.
 """
 
+from ._cache import KeywordCache
 from ._catalog import CatalogFile, CatalogStore, EffectiveCatalog, load_catalog_file
 from ._classify import Classification, Classifier, ClassifyInput
 from ._config import DEFAULT_CORE_TOOLS, ResolverConfig, load_config, load_config_file
@@ -17,8 +18,11 @@ from ._errors import (
     InvariantError,
     ResolverError,
 )
+from ._explain import TopKMode, explain_data, top_k
 from ._offline import OfflineClassifier
 from ._pipeline import Resolver, as_dict
+from ._reuse import ReuseStore
+from ._state import state_from_openclaw_ctx
 from ._types import (
     REASON_CODES,
     Candidate,
@@ -53,6 +57,7 @@ __all__ = [
     "EffectiveCatalog",
     "Exclusion",
     "InvariantError",
+    "KeywordCache",
     "Message",
     "OfflineClassifier",
     "ReasonCode",
@@ -60,16 +65,21 @@ __all__ = [
     "Resolver",
     "ResolverConfig",
     "ResolverError",
+    "ReuseStore",
     "Signal",
     "Source",
     "Timings",
     "ToolInfo",
+    "TopKMode",
     "TurnRequest",
     "Usage",
     "as_dict",
     "before_prompt_build",
+    "explain_data",
     "load_catalog_file",
     "load_config",
     "load_config_file",
     "resolve",
+    "state_from_openclaw_ctx",
+    "top_k",
 ]

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ._config import ResolverConfig
 from ._data import default_catalog_path
 from ._errors import CatalogError
+from ._state import schema_problem
 
 logger = logging.getLogger("resolver")
 
@@ -75,6 +76,25 @@ class CatalogFile(BaseModel):
                 raise ValueError("names must be non-empty strings")
             if not text.strip():
                 raise ValueError(f"{key!r}: description is empty; write one or remove the key")
+        return value
+
+    @field_validator("state_requirements")
+    @classmethod
+    def _valid_state_schemas(
+        cls, value: dict[str, dict[str, dict[str, Any]]]
+    ) -> dict[str, dict[str, dict[str, Any]]]:
+        for tool, fields in value.items():
+            if not tool.strip():
+                raise ValueError("tool names must be non-empty strings")
+            for field_id, schema in fields.items():
+                if not field_id.strip():
+                    raise ValueError(f"{tool}: state ids must be non-empty strings")
+                problem = schema_problem(schema)
+                if problem is not None:
+                    raise ValueError(
+                        f"tool {tool!r}, field {field_id!r}: {problem}; "
+                        "fix the schema or remove the field"
+                    )
         return value
 
 

@@ -1,18 +1,28 @@
 """The embedded offline classifier: no network, no key.
 
-It scores the prompt against each candidate's name, effective description and catalog
-keywords with BM25 over three weighted fields (name x3, keywords x2, description x1), adds a
-damped contribution from the last user messages (follow-ups), and cuts the ranking where the
-score falls below a fraction of the best score. Weak signals widen the surface (recall first).
-The index is built once per (catalog fingerprint, candidate set) and cached.
+How it decides (README, "Offline classifier"):
+
+1. **Index** (built once per catalog fingerprint + candidate set, cached): BM25 over three
+   weighted fields — the tool name split into words (x3), the catalog's keyword lexicon (x2,
+   any language) and the effective description (x1). Per-posting BM25 weights are precomputed,
+   so a turn costs one dictionary lookup per query term.
+2. **Query**: the prompt's terms (stemmed words, CJK bigrams); a query word not in the
+   vocabulary is mapped to vocabulary words one edit away (typos: "remnd" -> remind), at a
+   discount; the last user messages add a damped contribution (follow-ups).
+3. **Segments**: a prompt that asks for several things ("..., then ...; also ...") is split
+   into clauses, and each clause's best tools are kept, so every sub-request is covered.
+4. **Cut-off** from the score distribution, not a fixed k: keep tools scoring at least a
+   fraction of the best; a weak best score lowers the fraction (widen for recall).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
+import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ._catalog import EffectiveCatalog
@@ -23,24 +33,39 @@ NAME_WEIGHT = 3.0
 KEYWORD_WEIGHT = 2.0
 DESCRIPTION_WEIGHT = 1.0
 HISTORY_WEIGHT = 0.35
+TYPO_WEIGHT = 0.7
 K1 = 1.2
 B = 0.75
-RELATIVE_CUTOFF = 0.45
+RELATIVE_CUTOFF = 0.5
 """Keep candidates scoring at least this fraction of the best score..."""
-WEAK_RELATIVE_CUTOFF = 0.25
+WEAK_RELATIVE_CUTOFF = 0.3
 """...or this fraction when the best score is weak (widen for recall)."""
-WEAK_SCORE = 4.0
-MAX_SELECTED = 8
+WEAK_SCORE = 5.0
+SEGMENT_RELATIVE_CUTOFF = 0.6
+SEGMENT_PICKS = 3
+MAX_SELECTED = 12
+MIN_TYPO_LENGTH = 4
+
+_SEGMENT_SPLIT = re.compile(
+    r"(?:[.!?;。！？；\n]+\s*"
+    r"|,?\s+(?:and then|then|also|additionally|finally|afterwards|after that|next|plus"
+    r"|as well as)\s+"
+    r"|,\s+(?:and\s+)?)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
 class _Index:
     names: tuple[str, ...]
-    postings: dict[str, list[tuple[int, float]]]
-    """term -> [(tool index, weighted term frequency)]"""
-    lengths: tuple[float, ...]
-    avg_length: float
-    idf: dict[str, float]
+    weights: Mapping[str, tuple[tuple[int, float], ...]]
+    """term -> ((tool index, precomputed BM25 weight), ...)"""
+    deletes: Mapping[str, tuple[str, ...]]
+    """one-deletion variants -> vocabulary terms (for typo matching)"""
+
+
+def _deletions(term: str) -> set[str]:
+    return {term[:i] + term[i + 1 :] for i in range(len(term))}
 
 
 def _build_index(tools: Sequence[tuple[str, str]], catalog: EffectiveCatalog) -> _Index:
@@ -50,21 +75,46 @@ def _build_index(tools: Sequence[tuple[str, str]], catalog: EffectiveCatalog) ->
         tf: dict[str, float] = {}
         for term in tokens(name):
             tf[term] = tf.get(term, 0.0) + NAME_WEIGHT
+        seen: set[str] = set()
         for phrase in catalog.keywords.get(name, ()):
-            for term in set(tokens(phrase)):
-                tf[term] = tf.get(term, 0.0) + KEYWORD_WEIGHT
+            for term in tokens(phrase):
+                if term not in seen:
+                    seen.add(term)
+                    tf[term] = tf.get(term, 0.0) + KEYWORD_WEIGHT
         for term in tokens(description):
             tf[term] = tf.get(term, 0.0) + DESCRIPTION_WEIGHT
         tf_per_tool.append(tf)
-    lengths = tuple(sum(tf.values()) for tf in tf_per_tool)
+    lengths = [sum(tf.values()) for tf in tf_per_tool]
     avg = (sum(lengths) / len(lengths)) if lengths else 1.0
     postings: dict[str, list[tuple[int, float]]] = {}
     for i, tf in enumerate(tf_per_tool):
         for term, freq in tf.items():
             postings.setdefault(term, []).append((i, freq))
     n = len(names)
-    idf = {t: math.log(1.0 + (n - len(p) + 0.5) / (len(p) + 0.5)) for t, p in postings.items()}
-    return _Index(names, postings, lengths, avg or 1.0, idf)
+    weights: dict[str, tuple[tuple[int, float], ...]] = {}
+    for term, plist in postings.items():
+        idf = math.log(1.0 + (n - len(plist) + 0.5) / (len(plist) + 0.5))
+        weights[term] = tuple(
+            (i, idf * f * (K1 + 1) / (f + K1 * (1 - B + B * lengths[i] / (avg or 1.0))))
+            for i, f in plist
+        )
+    deletes: dict[str, list[str]] = {}
+    for term in weights:
+        if len(term) >= MIN_TYPO_LENGTH and term.isascii():
+            for variant in _deletions(term) | {term}:
+                deletes.setdefault(variant, []).append(term)
+    return _Index(names, weights, {k: tuple(v) for k, v in deletes.items()})
+
+
+def _near_terms(index: _Index, term: str) -> list[str]:
+    """Vocabulary terms one edit (insert, delete, substitute, transpose-ish) from `term`."""
+    if len(term) < MIN_TYPO_LENGTH - 1 or not term.isascii():
+        return []
+    found: set[str] = set()
+    for variant in _deletions(term) | {term}:
+        found.update(index.deletes.get(variant, ()))
+    found.discard(term)
+    return sorted(t for t in found if abs(len(t) - len(term)) <= 1)
 
 
 class OfflineClassifier:
@@ -91,62 +141,95 @@ class OfflineClassifier:
                 self._indexes.popitem(last=False)
         return index
 
-    def _score_terms(self, index: _Index, terms: dict[str, float]) -> list[float]:
-        scores = [0.0] * len(index.names)
-        for term, qweight in terms.items():
-            posting = index.postings.get(term)
-            if not posting:
+    def _query(self, index: _Index, text: str, weight: float = 1.0) -> dict[str, float]:
+        query: dict[str, float] = {}
+        for term in tokens(text):
+            if term in index.weights:
+                query[term] = query.get(term, 0.0) + weight
                 continue
-            idf = index.idf[term]
-            for i, freq in posting:
-                norm = K1 * (1 - B + B * index.lengths[i] / index.avg_length)
-                scores[i] += qweight * idf * freq * (K1 + 1) / (freq + norm)
+            for near in _near_terms(index, term):
+                query[near] = query.get(near, 0.0) + weight * TYPO_WEIGHT
+        return query
+
+    @staticmethod
+    def _score(index: _Index, query: Mapping[str, float]) -> list[float]:
+        scores = [0.0] * len(index.names)
+        for term, qweight in query.items():
+            for i, w in index.weights.get(term, ()):
+                scores[i] += qweight * w
         return scores
 
     def score(self, request: ClassifyInput) -> dict[str, float]:
         """Score every candidate against the prompt (and, damped, the recent user turns)."""
         index = self._index(request)
-        query: dict[str, float] = {}
-        for term in tokens(request.prompt):
-            query[term] = query.get(term, 0.0) + 1.0
+        return dict(zip(index.names, self._full_scores(index, request), strict=True))
+
+    def _full_scores(self, index: _Index, request: ClassifyInput) -> list[float]:
+        query = self._query(index, request.prompt)
         history = [m.text() for m in request.messages[-4:] if m.role == "user"]
         for text in history[-2:]:
-            for term in tokens(text):
-                query[term] = query.get(term, 0.0) + HISTORY_WEIGHT
-        raw = self._score_terms(index, query)
-        return {name: round(s, 4) if s else 0.0 for name, s in zip(index.names, raw, strict=True)}
+            for term, w in self._query(index, text, HISTORY_WEIGHT).items():
+                query[term] = query.get(term, 0.0) + w
+        return self._score(index, query)
 
     async def classify(self, request: ClassifyInput) -> Classification:
         return self.classify_sync(request)
 
     def classify_sync(self, request: ClassifyInput) -> Classification:
-        """Rank candidates and cut where the score drops off."""
-        scores = self.score(request)
-        ranked = sorted(
-            ((n, s) for n, s in scores.items() if s > 0), key=lambda kv: (-kv[1], kv[0])
-        )
-        top = ranked[0][1] if ranked else 0.0
+        """Rank candidates and cut where the score drops off; cover every clause."""
+        index = self._index(request)
+        scores = self._full_scores(index, request)
+        names = index.names
+        ranked = sorted(range(len(names)), key=lambda i: (-scores[i], names[i]))
+        top = scores[ranked[0]] if ranked else 0.0
+        rounded = {names[i]: round(scores[i], 4) for i in ranked if scores[i] > 0}
         if top <= 0.0:
             return Classification(
                 selected=(),
                 confidence=0.0,
-                scores=scores,
+                scores=rounded,
                 reasoning="no catalog term matched the prompt",
-                cutoff=None,
                 classifier="offline",
                 has_signal=False,
             )
         weak = top < WEAK_SCORE
         cutoff = top * (WEAK_RELATIVE_CUTOFF if weak else RELATIVE_CUTOFF)
-        selected = tuple(name for name, s in ranked if s >= cutoff and s > 0)[:MAX_SELECTED]
-        second = ranked[1][1] if len(ranked) > 1 else 0.0
-        margin = (top - second) / top if top else 0.0
-        confidence = min(1.0, 0.35 + 0.08 * top + 0.3 * margin)
+        chosen: dict[str, None] = {}
+        for i in ranked:
+            if scores[i] < cutoff or len(chosen) >= MAX_SELECTED:
+                break
+            chosen[names[i]] = None
+        for name in self._segment_picks(index, request.prompt):
+            if len(chosen) >= MAX_SELECTED:
+                break
+            chosen.setdefault(name, None)
+        second = scores[ranked[1]] if len(ranked) > 1 else 0.0
+        margin = (top - second) / top
+        confidence = min(1.0, 0.3 + 0.06 * top + 0.3 * margin)
         return Classification(
-            selected=selected,
+            selected=tuple(chosen),
             confidence=round(confidence, 3),
-            scores=scores,
-            reasoning=f"lexical match; best {ranked[0][0]} ({top:.2f})",
+            scores=rounded,
+            reasoning=f"lexical match; best {names[ranked[0]]} ({top:.2f})",
             cutoff=round(cutoff, 4),
             classifier="offline",
         )
+
+    def _segment_picks(self, index: _Index, prompt: str) -> Iterable[str]:
+        """The best tools of each clause of a multi-part prompt."""
+        segments = [s for s in _SEGMENT_SPLIT.split(prompt) if s and len(s.strip()) > 2]
+        if len(segments) < 2:
+            return []
+        picks: list[str] = []
+        for segment in segments:
+            seg_scores = self._score(index, self._query(index, segment))
+            order = heapq.nlargest(
+                SEGMENT_PICKS, range(len(index.names)), key=seg_scores.__getitem__
+            )
+            best = seg_scores[order[0]] if order else 0.0
+            if best <= 0:
+                continue
+            for i in order[:SEGMENT_PICKS]:
+                if seg_scores[i] >= best * SEGMENT_RELATIVE_CUTOFF:
+                    picks.append(index.names[i])
+        return picks

@@ -1,8 +1,10 @@
 """One turn, step by step (DESIGN §3).
 
 Each stage is a plain function over an immutable `TurnState`; only the classifier stage
-decides what is left out, every later stage can only add (`TurnState.add`). The invariants
-(subset of the candidates, candidate core tools present) are checked once, in `finalize`.
+decides what is left out, every later stage can only add (`TurnState.add`). The one exception
+is declared state eligibility (`apply_state`, run first): it excludes fail-closed, and
+`TurnState.add` never adds an excluded tool. The invariants (subset of the candidates,
+eligible candidate core tools present) are checked once, in `finalize`.
 `Resolver.resolve` holds the one broad ``except``: any fault becomes a defined answer.
 """
 
@@ -11,20 +13,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from operator import attrgetter
 from typing import Any
 
+from ._cache import CacheHint, KeywordCache, apply_cache, learn_from_turn, persist_soon
 from ._catalog import CatalogStore, EffectiveCatalog
 from ._classify import Classification, Classifier, ClassifyInput
 from ._config import ResolverConfig
 from ._errors import ClassifierError, ClassifierTimeout, InvariantError
 from ._offline import OfflineClassifier
+from ._reuse import ReuseStore, apply_reused, isolation_parts
+from ._state import evaluate as evaluate_state
 from ._types import (
     Candidate,
     Exclusion,
+    Message,
     ReasonCode,
     Resolution,
     Signal,
@@ -37,18 +41,16 @@ from ._types import (
 
 logger = logging.getLogger("resolver")
 
+_Prepared = tuple[
+    EffectiveCatalog, tuple[str, ...], tuple[tuple[str, str], ...], Mapping[str, Candidate]
+]
+"""What `Resolver._prepare` caches per surface."""
+
 Clock = Callable[[], float]
 Observer = Callable[[TurnRequest, Resolution], None]
 
 OFFLINE_RESERVE_S = 0.05
 """Part of the deadline kept back for the offline fallback after an LLM fault."""
-PREPARED_CACHE_SIZE = 8
-"""Surfaces (catalog fingerprint x host tools) whose effective catalog is kept prepared."""
-
-_NAME_AND_DESCRIPTION = attrgetter("name", "description")
-_Prepared = tuple[
-    EffectiveCatalog, tuple[str, ...], tuple[tuple[str, str], ...], Mapping[str, Candidate]
-]
 
 
 @dataclass(frozen=True)
@@ -80,13 +82,15 @@ class TurnState:
     ) -> TurnState:
         """Add candidate tools under `signal` (recording `code` when any matched).
 
-        Names that are not candidates, or were excluded by a fail-closed rule, are ignored.
+        Names that are not candidates, or were excluded by a fail-closed rule, are not added;
+        for an excluded candidate the signal is still recorded (the card shows what wanted it).
         """
         names = list(names)
         candidates = set(self.candidates)
         new_signals = dict(self.signals)
-        matched = [n for n in names if n in candidates and n not in self.excluded]
-        for name in matched:
+        wanted = [n for n in names if n in candidates]
+        matched = [n for n in wanted if n not in self.excluded]
+        for name in wanted:
             if signal not in new_signals.get(name, ()):
                 new_signals[name] = (*new_signals.get(name, ()), signal)
         state = replace(self, surface=self.surface | frozenset(matched), signals=new_signals)
@@ -94,6 +98,19 @@ class TurnState:
 
 
 # ---------------------------------------------------------------- stages (plain functions)
+
+
+def apply_state(state: TurnState) -> TurnState:
+    """Exclude, fail-closed, candidates whose declared state requirements are unmet (§4.7).
+
+    Runs before any stage adds tools, so no later layer can re-add an excluded tool.
+    """
+    found = evaluate_state(state.catalog.state_requirements, state.candidates, state.request.state)
+    if not found:
+        return state
+    excluded = frozenset(e.tool for e in found)
+    state = replace(state, exclusions=found, excluded=excluded, surface=state.surface - excluded)
+    return state.reason("state_ineligible_excluded")
 
 
 def apply_full_surface(state: TurnState, source: Source, code: ReasonCode) -> TurnState:
@@ -120,29 +137,59 @@ def apply_classification(
     return state
 
 
+TOOL_RESULT_ROLES = frozenset({"tool", "toolResult", "tool_result", "function"})
+"""Roles of messages that carry a tool's result (OpenAI, OpenClaw/pi, older shapes)."""
+
+
+def _result_ids(message: Message) -> list[str]:
+    """Call ids this message answers (a tool message, or Anthropic `tool_result` parts)."""
+    ids: list[str] = []
+    if message.role in TOOL_RESULT_ROLES and message.tool_call_id:
+        ids.append(message.tool_call_id)
+    if isinstance(message.content, list):
+        for part in message.content:
+            if isinstance(part, dict) and part.get("type") in ("tool_result", "toolResult"):
+                ref = part.get("tool_use_id") or part.get("toolCallId") or part.get("id")
+                if isinstance(ref, str):
+                    ids.append(ref)
+    return ids
+
+
+def _starts_turn(message: Message) -> bool:
+    """A user message that is not only a carrier of tool results starts a turn."""
+    if message.role != "user":
+        return False
+    if isinstance(message.content, list) and message.content:
+        return not all(
+            isinstance(p, dict) and p.get("type") in ("tool_result", "toolResult")
+            for p in message.content
+        )
+    return True
+
+
 def apply_continuity(state: TurnState, turns: int) -> TurnState:
-    """Keep tools called in the last `turns` assistant turns, and any call without a result."""
-    if turns <= 0 and not state.request.messages:
-        return state
+    """Keep tools the primary model called recently, and any call without a result yet.
+
+    A turn starts at a user message (tool-result carriers do not count) and holds every
+    assistant message after it, so a turn with several tool rounds counts once. Tools called
+    in the last `turns` turns of the history, and the names the host reports in
+    `recent_tool_calls`, are kept (``continuity_kept``; off when `turns` is 0). A call whose id
+    has no result in the history stays callable whatever `turns` is (``pending_call_kept``).
+    Recall-only: this stage never removes a tool.
+    """
     messages = state.request.messages
-    recent: list[str] = list(state.request.recent_tool_calls)
-    seen_assistant = 0
-    for message in reversed(messages):
-        if message.role == "assistant":
-            seen_assistant += 1
-            if seen_assistant > turns:
-                break
-            recent.extend(call.name for call in message.calls())
-    state = state.add(recent, "continuity", "continuity_kept") if turns > 0 else state
-    # A call whose result is not in the history yet must stay callable (whatever `turns` is).
-    answered = {m.tool_call_id for m in messages if m.role == "tool" and m.tool_call_id}
-    for message in messages:
-        if isinstance(message.content, list):
-            for part in message.content:
-                if isinstance(part, dict) and part.get("type") == "tool_result":
-                    ref = part.get("tool_use_id")
-                    if isinstance(ref, str):
-                        answered.add(ref)
+    if turns > 0:
+        recent: list[str] = list(state.request.recent_tool_calls)
+        turns_seen = 0
+        for message in reversed(messages):
+            if _starts_turn(message):
+                turns_seen += 1
+                if turns_seen >= turns:
+                    break
+            elif message.role == "assistant":
+                recent.extend(call.name for call in message.calls())
+        state = state.add(recent, "continuity", "continuity_kept")
+    answered = {ref for message in messages for ref in _result_ids(message)}
     pending = [
         call.name
         for message in messages
@@ -177,39 +224,52 @@ def finalize(
     missing_core -= state.surface
     if missing_core:
         raise InvariantError(f"core tools missing from the surface: {sorted(missing_core)}")
-    # Rank: the surface first, then by score, then in host order. Unselected candidates with
-    # a zero score keep host order at the tail, so only the scored ones are sorted (cheap on
-    # surfaces of thousands of tools); their cards are shared from `blank` when given.
-    surface, scores, signals = state.surface, state.scores, state.signals
-    excluded_why = {e.tool: f"{e.field}: {e.why}" for e in state.exclusions}
-    # (not selected, -score, host position, name) sorts exactly as the ranking says.
-    ranked = sorted(
-        (0 if n in surface else 1, -score, i, n)
-        for i, n in enumerate(state.candidates)
-        if (score := scores.get(n, 0.0)) != 0.0 or n in surface
-    )
-    scored_set = {row[3] for row in ranked}
-    blank = blank or {}
+    surface, scores, signals, excluded = state.surface, state.scores, state.signals, state.excluded
 
-    def card(name: str, score: float, selected: bool) -> Candidate:
+    def wanted(name: str) -> bool:
+        # An excluded tool keeps the rank it would have had without state (global rank).
+        return name in surface or (name in excluded and bool(signals.get(name)))
+
+    def card_signals(name: str) -> tuple[Signal, ...]:
+        if name in excluded:
+            return (*signals.get(name, ()), "state")
+        return signals.get(name, ()) if name in surface else ()
+
+    excluded_why: dict[str, str] = {}
+    for e in state.exclusions:
+        why = f"{e.field}: {e.why}"
+        excluded_why[e.tool] = f"{excluded_why[e.tool]}; {why}" if e.tool in excluded_why else why
+
+    def card(name: str, score: float) -> Candidate:
         return Candidate(
             name,
             round(float(score), 4),
-            selected,
-            signals.get(name, ()) if selected else (),
+            name in surface,
+            card_signals(name),
             excluded_why.get(name),
         )
 
-    head = [card(n, -neg, rank == 0) for rank, neg, _, n in ranked if rank == 0 or neg <= 0]
-    negative = [card(n, -neg, False) for rank, neg, _, n in ranked if rank == 1 and neg > 0]
-    zero_cards = [
-        card(n, 0.0, False) if (n in excluded_why or n not in blank) else blank[n]
+    # Rank: wanted first, then by score, then in host order. Only the wanted or scored
+    # candidates are sorted; the unwanted zero-score ones keep host order between the
+    # positive and the negative scores (their place in the full sort), with their cards
+    # shared from `blank` when given: cheap on surfaces of thousands of tools.
+    ranked = sorted(
+        (0 if wanted(n) else 1, -score, i, n)
+        for i, n in enumerate(state.candidates)
+        if (score := scores.get(n, 0.0)) != 0.0 or wanted(n)
+    )
+    in_ranked = {row[3] for row in ranked}
+    blank = blank or {}
+    head = [card(n, -neg) for first, neg, _, n in ranked if first == 0 or neg < 0]
+    negative = [card(n, -neg) for first, neg, _, n in ranked if first == 1 and neg > 0]
+    zero = [
+        blank[n] if (n in blank and n not in excluded and n not in excluded_why) else card(n, 0.0)
         for n in state.candidates
-        if n not in scored_set
+        if n not in in_ranked
     ]
-    cards = (*head, *zero_cards, *negative)
+    cards = (*head, *zero, *negative)
     result = state.classification
-    tools_allow = [c.name for c in head if c.selected]
+    tools_allow = [c.name for c in cards if c.selected]
     summary = _summary(state, len(tools_allow))
     return Resolution(
         tools_allow=tools_allow,
@@ -218,7 +278,7 @@ def finalize(
         reason_codes=state.reasons,
         candidates=cards,
         cutoff=result.cutoff if result else None,
-        below_cutoff=len(cards) - len(tools_allow),
+        below_cutoff=sum(1 for c in cards if not c.selected and c.excluded is None),
         timings=timings,
         classifier=classifier,
         reasoning=result.reasoning if result else "",
@@ -238,7 +298,11 @@ def _summary(state: TurnState, kept: int) -> str:
         for signal in state.signals.get(name, ()):
             by_signal[signal] = by_signal.get(signal, 0) + 1
     parts = ", ".join(f"{k} {v}" for k, v in sorted(by_signal.items()))
-    return f"{kept} of {len(state.candidates)} tools via {state.source} ({parts})"
+    line = f"{kept} of {len(state.candidates)} tools via {state.source} ({parts})"
+    if state.excluded:
+        names = ", ".join(t for t in state.candidates if t in state.excluded)
+        line += f"; {len(state.excluded)} excluded by state ({names})"
+    return line
 
 
 def abstain(
@@ -277,6 +341,8 @@ class Resolver:
         offline: OfflineClassifier | None = None,
         observers: Iterable[Observer] = (),
         clock: Clock = time.monotonic,
+        cache: KeywordCache | None = None,
+        reuse: ReuseStore | None = None,
     ) -> None:
         self.config = config or ResolverConfig()
         self.catalogs = catalog_store or CatalogStore(self.config)
@@ -284,12 +350,15 @@ class Resolver:
         self.llm = llm if llm is not None else _default_llm(self.config)
         self.observers = list(observers)
         self.clock = clock
-        self._prepared: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], _Prepared] = (
-            OrderedDict()
-        )
-        self._last_prepared: tuple[str, tuple[int, ...], tuple[ToolInfo, ...], _Prepared] | None = (
-            None
-        )
+        self._prepared: dict[tuple[str, tuple[tuple[str, str], ...]], _Prepared] = {}
+        self._last_prepared: tuple[str, tuple[int, ...], tuple[ToolInfo, ...], _Prepared] | None
+        self._last_prepared = None
+        self.cache = cache if cache is not None else KeywordCache(self.config.keyword_cache_file)
+        self.reuse = reuse if reuse is not None else ReuseStore.from_config(self.config, clock)
+
+    def clear_reuse(self, session_id: str | None = None) -> int:
+        """Forget reusable decisions (all, or one session's); returns how many were dropped."""
+        return self.reuse.clear(session_id)
 
     @property
     def deadline_s(self) -> float:
@@ -300,9 +369,8 @@ class Resolver:
         start = self.clock()
         available = len(request.tools) if request.tools is not None else 0
         try:
-            resolution = await asyncio.wait_for(
-                self._resolve(request, start), timeout=self.deadline_s + OFFLINE_RESERVE_S
-            )
+            async with asyncio.timeout(self.deadline_s + OFFLINE_RESERVE_S):
+                resolution = await self._resolve(request, start)
         except TimeoutError:
             resolution = abstain(
                 "abstain",
@@ -349,6 +417,7 @@ class Resolver:
         state = TurnState(request=request, catalog=catalog, candidates=names)
         if self.catalogs.error:
             state = state.reason("catalog_layer_invalid")
+        state = apply_state(state)  # before any selection: excluded tools are never added
 
         classify_input = ClassifyInput(
             prompt=request.prompt,
@@ -359,10 +428,44 @@ class Resolver:
             timeout_s=max(0.0, self.deadline_s - (self.clock() - start) - OFFLINE_RESERVE_S),
             core_tools=frozenset(config.core_tools),
         )
+        self.cache.maybe_reload(self.clock())
+        hint = self.cache.suggest(request.prompt, names)
+        lookup = self.reuse.lookup(
+            enabled=config.reuse.enabled,
+            session_id=request.session_id,
+            prompt=request.prompt,
+            parts=isolation_parts(
+                config,
+                classifier=self.llm.name if self.llm is not None else "offline",
+                catalog_fingerprint=catalog.fingerprint,
+                tools=classify_input.tools,
+                host_tools=request.tools,
+                skills=classify_input.skills,
+            ),
+            refresh=request.refresh,
+        )
         t_classify = self.clock()
-        state, classifier_label, llm_ms = await self._classify(state, classify_input)
+        llm_ms: float | None = None
+        if lookup.entry is not None:
+            state, classifier_label = apply_reused(state, lookup.entry), "reuse"
+        else:
+            state = state.reason(lookup.code) if lookup.code else state
+            state, classifier_label, llm_ms = await self._classify(state, classify_input, hint)
+            self.reuse.store(
+                lookup,
+                classification=state.classification,
+                source=state.source,
+                classifier=classifier_label,
+                llm_tools=state.llm_tools,
+            )
         classifier_ms = self._ms(t_classify)
 
+        state = apply_cache(state, hint)
+        learn_min = max(config.confidence_threshold, self.cache.limits.min_confidence)
+        if learn_from_turn(
+            self.cache, state, min_confidence=learn_min, core_tools=config.core_tools
+        ):
+            persist_soon(self.cache, self.clock())
         state = apply_continuity(state, config.continuity_turns)
         state = apply_core(state, config.core_tools)
         timings = Timings(total_ms=self._ms(start), classifier_ms=classifier_ms, llm_ms=llm_ms)
@@ -374,9 +477,9 @@ class Resolver:
             blank=blank,
         )
 
-    def _prepare(self, tools: list[ToolInfo]) -> _Prepared:
-        """The effective catalog (host descriptions filled in), candidate names, (name,
-        description) pairs and blank cards for this surface; memoized per catalog and surface.
+    def _prepare(self, tools: Sequence[ToolInfo]) -> _Prepared:
+        """The effective catalog, described candidates and blank (unselected, zero-score)
+        cards, cached per catalog + surface.
 
         The same (frozen) tool objects as last turn hit without reading them: the last entry
         holds them, so their ids cannot be reused while it is kept.
@@ -386,26 +489,24 @@ class Resolver:
         last = self._last_prepared
         if last is not None and last[0] == base.fingerprint and last[1] == ids:
             return last[3]
-        host = tuple(map(_NAME_AND_DESCRIPTION, tools))
-        key = (base.fingerprint, host)
+        surface = tuple((t.name, t.description) for t in tools if t.name)
+        key = (base.fingerprint, surface)
         prepared = self._prepared.get(key)
-        if prepared is not None:
-            self._prepared.move_to_end(key)
-        else:
-            names = tuple(dict.fromkeys(name for name, _ in host if name))
-            host_desc = dict(host)
-            catalog = base.with_host_descriptions(list(host_desc.items()))
-            described = tuple((n, catalog.describe(n, host_desc.get(n, ""))) for n in names)
-            blank = {n: Candidate(name=n, score=0.0, selected=False) for n in names}
+        if prepared is None:
+            host = dict(surface)
+            names = tuple(dict.fromkeys(name for name, _ in surface))
+            catalog = base.with_host_descriptions(list(host.items()))
+            described = tuple((n, catalog.describe(n, host.get(n, ""))) for n in names)
+            blank = {n: Candidate(n, 0.0, False) for n in names}
             prepared = (catalog, names, described, blank)
+            if len(self._prepared) >= 8:
+                self._prepared.pop(next(iter(self._prepared)))
             self._prepared[key] = prepared
-            while len(self._prepared) > PREPARED_CACHE_SIZE:
-                self._prepared.popitem(last=False)
         self._last_prepared = (base.fingerprint, ids, tuple(tools), prepared)
         return prepared
 
     async def _classify(
-        self, state: TurnState, request: ClassifyInput
+        self, state: TurnState, request: ClassifyInput, hint: CacheHint
     ) -> tuple[TurnState, str, float | None]:
         """The classifier stage: LLM when configured, offline otherwise or as the fallback."""
         offline = self.offline.classify_sync(request)
@@ -427,16 +528,19 @@ class Resolver:
 
         t0 = self.clock()
         try:
-            result = await asyncio.wait_for(
-                self.llm.classify(request), timeout=max(0.001, request.timeout_s)
-            )
+            async with asyncio.timeout(max(0.001, request.timeout_s)):
+                result = await self.llm.classify(request)
         except TimeoutError:
-            return self._fallback(state, offline, "llm_timeout_fallback"), "offline", self._ms(t0)
+            return (
+                self._fallback(state, offline, "llm_timeout_fallback", hint),
+                "offline",
+                self._ms(t0),
+            )
         except ClassifierTimeout as exc:
-            return self._fallback(state, offline, exc.reason), "offline", self._ms(t0)
+            return self._fallback(state, offline, exc.reason, hint), "offline", self._ms(t0)
         except ClassifierError as exc:
             logger.warning("resolver: classifier failed (%s): %s", exc.reason, exc)
-            return self._fallback(state, offline, exc.reason), "offline", self._ms(t0)
+            return self._fallback(state, offline, exc.reason, hint), "offline", self._ms(t0)
         llm_ms = result.latency_ms if result.latency_ms is not None else self._ms(t0)
         state = replace(state, llm_tools=result.selected, scores=dict(offline.scores))
         if result.confidence < self.config.confidence_threshold:
@@ -453,11 +557,15 @@ class Resolver:
             )
         return apply_classification(state, result, "llm", "llm_selected"), result.classifier, llm_ms
 
-    def _fallback(self, state: TurnState, offline: Classification, code: str) -> TurnState:
-        """After an LLM fault: the offline classifier, or the full surface without signal."""
+    def _fallback(
+        self, state: TurnState, offline: Classification, code: str, hint: CacheHint
+    ) -> TurnState:
+        """After an LLM fault: keyword cache + offline classifier, else the full surface."""
         reason: ReasonCode = code if code in _FALLBACK_CODES else "llm_error_fallback"  # type: ignore[assignment]
         if not offline.has_signal:
             state = replace(state, scores=offline.scores).reason(reason)
+            if hint.has_signal:  # the cache stage adds its tools (`apply_cache`)
+                return replace(state, source="keyword")
             return apply_full_surface(state, "full", "no_signal_full_surface")
         return apply_classification(state, offline, "keyword", reason)
 
@@ -519,6 +627,7 @@ def as_dict(resolution: Resolution) -> dict[str, Any]:
         "llmTools": list(resolution.llm_tools) if resolution.llm_tools is not None else None,
         "validation": resolution.validation,
         "droppedTools": list(resolution.dropped_tools),
+        "exclusions": [e.model_dump() for e in resolution.exclusions],
         "timings": resolution.timings.model_dump(),
         "usage": resolution.usage.model_dump() if resolution.usage else None,
         "summary": resolution.summary,

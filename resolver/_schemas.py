@@ -14,6 +14,7 @@ from pydantic import BaseModel
 SCHEMA_MODELS: dict[str, tuple[str, str, str]] = {
     # file name -> (module, model, title)
     "catalog.v1.json": ("resolver._catalog", "CatalogFile", "Resolver description catalog v1"),
+    "keyword-cache.v1.json": ("resolver._cache", "CacheFile", "Resolver keyword cache file v1"),
     "benchmark-case.v1.json": (
         "resolver.bench.cases",
         "CaseFile",

@@ -51,6 +51,7 @@ ReasonCode = Literal[
     "llm_refusal_fallback",
     "deadline_exceeded",
     "surface_unknown_abstain",
+    "surface_refresh_abstain",
     "empty_surface_abstain",
     "state_ineligible_excluded",
     "catalog_layer_invalid",
@@ -95,7 +96,8 @@ class Message(_HostModel):
     content: Any = None
     """A string, or a list of content parts (only text parts are read)."""
     tool_calls: list[dict[str, Any]] | None = None
-    tool_call_id: str | None = None
+    tool_call_id: str | None = Field(default=None, alias="toolCallId")
+    """The call a tool-result message answers (``tool_call_id``, or OpenClaw's ``toolCallId``)."""
     name: str | None = None
 
     def text(self) -> str:
@@ -184,9 +186,12 @@ class Candidate:
     score: float
     selected: bool
     signals: tuple[Signal, ...] = ()
-    """Signals that put the tool in the surface (empty when it fell below the cut-off)."""
+    """Signals that put the tool in the surface (empty when it fell below the cut-off).
+
+    For a tool excluded by state: the signals that wanted it, then ``"state"``."""
     excluded: str | None = None
-    """Why a candidate was excluded by a fail-closed rule (state eligibility), if it was."""
+    """Why a candidate was excluded by a fail-closed rule (state eligibility), if it was:
+    ``"<field>: <why>"``, several joined with ``"; "``."""
 
 
 class Exclusion(BaseModel):
@@ -225,7 +230,8 @@ class Resolution(BaseModel):
     cutoff: float | None = None
     """The score cut-off the classifier used, when it used one."""
     below_cutoff: int = 0
-    """How many candidates fell below the cut-off and were not added by another signal."""
+    """How many candidates fell below the cut-off and were not added by another signal
+    (excluded candidates are counted in `exclusions`, not here)."""
     timings: Timings = Field(default_factory=Timings)
     classifier: str = "offline"
     """Which classifier answered: "offline", "llm:<model>", "reuse", ..."""

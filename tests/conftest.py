@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from llm_server import LLMServer
 
 from resolver import ResolverConfig, ToolInfo
 from resolver._surface import default_surface
@@ -52,3 +53,10 @@ class FakeClock:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
+
+
+@pytest.fixture
+def llm_server() -> Iterator[LLMServer]:
+    """A real chat-completions server on 127.0.0.1 (tests/llm_server.py), stopped after."""
+    with LLMServer() as server:
+        yield server

@@ -62,3 +62,39 @@ def build_resolver(config: ResolverConfig) -> Resolver:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+def add_turn_args(parser: argparse.ArgumentParser) -> None:
+    """--tools-file, --messages-file, --state-file, --session (shared by resolve and explain)."""
+    parser.add_argument(
+        "--tools-file",
+        metavar="FILE",
+        help="candidate tools (JSON list of {name, description}); default: OpenClaw 2026.9.6",
+    )
+    parser.add_argument("--messages-file", metavar="FILE", help="conversation before the prompt")
+    parser.add_argument(
+        "--state-file",
+        metavar="FILE",
+        help="host execution state: a JSON object {semantic id: value} (default: no state)",
+    )
+    parser.add_argument("--session", metavar="ID", help="session id (for reuse and telemetry)")
+
+
+def state_from_file(path: str | None) -> dict[str, Any] | None:
+    """The execution state in `path` (a JSON object), or None when no file is given."""
+    if not path:
+        return None
+    from .._errors import ConfigError
+
+    try:
+        data = orjson.loads(Path(path).read_bytes())
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read state ({exc.strerror})", source=path) from None
+    except orjson.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: invalid JSON ({exc})", source=path) from None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f'{path}: state must be a JSON object of semantic ids, e.g. {{"channel": "discord"}}',
+            source=path,
+        )
+    return data

@@ -39,7 +39,8 @@ def validate(args: argparse.Namespace) -> int:
     print(
         f"{args.file}: valid catalog (schemaVersion {catalog.schema_version}): "
         f"{len(catalog.tools)} tools, {len(catalog.skills)} skills, "
-        f"{len(catalog.keywords)} keyword sets"
+        f"{len(catalog.keywords)} keyword sets, "
+        f"{len(catalog.state_requirements)} tools with state requirements"
     )
     return 0
 

@@ -12,6 +12,7 @@ from ._common import (
     config_from_args,
     messages_from_file,
     print_json,
+    state_from_file,
     tools_from_args,
 )
 
@@ -26,19 +27,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--messages-file", metavar="FILE", help="conversation before the prompt")
     p.add_argument("--session", metavar="ID", help="session id (for reuse and telemetry)")
+    p.add_argument("--state-file", metavar="FILE", help="host execution state (JSON object)")
+    p.add_argument(
+        "--no-reuse", action="store_true", help="disable decision reuse (reuse.enabled=false)"
+    )
+    p.add_argument("--refresh", action="store_true", help="skip a stored decision and replace it")
     add_config_arg(p)
     p.add_argument("--json", action="store_true", help="print the resolution as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    config = config_from_args(args)
+    config = (
+        config_from_args(args, reuse={"enabled": False})
+        if args.no_reuse
+        else config_from_args(args)
+    )
     resolver = build_resolver(config)
     request = TurnRequest(
         prompt=args.prompt,
         messages=messages_from_file(args.messages_file),
         tools=tools_from_args(args),
         sessionId=args.session,
+        state=state_from_file(args.state_file),
+        refresh=args.refresh,
     )
     resolution = resolver.resolve_sync(request)
     if args.json:

@@ -1,0 +1,142 @@
+"""The classifier prompt and its answer schema (DESIGN §4.2).
+
+Layout, chosen so provider prompt caching applies (the prefix is byte-identical across
+turns while the catalog and the candidate set stay the same):
+
+1. system message: the instructions, then the candidate tools as ``- name: description``
+   sorted by name, then the always-on tools, then the skills sorted by name;
+2. user message: the turn, last: a compact tail of recent messages, then the prompt.
+
+Only names and effective catalog descriptions are sent, never parameter schemas. The answer
+schema constrains tool names to the candidates with an ``enum`` while the candidate count is
+at most `ENUM_LIMIT` (and their names fit `ENUM_CHARS_LIMIT`); above that, plain strings and
+the client drops invented names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._classify import ClassifyInput
+from ._types import Message
+
+ENUM_LIMIT = 250
+"""Most candidates constrained by an ``enum``. OpenAI structured outputs accept up to 1,000
+enum values per schema, but above 250 values of one enum the names together must stay under
+15,000 characters; 250 keeps every catalog clear of that rule (and of smaller limits in
+compatible servers' grammar engines). Above it the schema uses plain strings."""
+ENUM_CHARS_LIMIT = 15_000
+"""Most characters of all enum names together (the provider's limit for large enums)."""
+
+TAIL_MESSAGES = 6
+"""How many recent messages (user/assistant) the turn shows before the prompt."""
+TAIL_CHARS = 300
+"""Each tail message is cut to this many characters."""
+PROMPT_HEAD_CHARS = 3000
+PROMPT_END_CHARS = 1000
+"""A long prompt keeps its first `PROMPT_HEAD_CHARS` and last `PROMPT_END_CHARS` characters."""
+REASONING_CHARS = 300
+"""The reasoning kept from an answer (one sentence is asked for)."""
+
+SCHEMA_NAME = "tool_selection"
+
+INSTRUCTIONS = """\
+You choose which tools an AI assistant needs for the user's next turn.
+The assistant can only call the tools you select; a needed tool you leave out breaks the turn,
+an unneeded tool only costs a little. When in doubt, include the tool.
+Select every tool the turn plausibly needs, including tools for likely follow-up steps of the
+same task. Select nothing when the turn needs no tool (greetings, thanks, small talk, questions
+the assistant answers from its own knowledge). Use only the tool names listed below.
+Answer with JSON only: {"tools": [tool names], "confidence": number from 0 to 1 (how sure you
+are that the selection covers the turn), "reasoning": "one short sentence"}."""
+
+
+def system_prompt(request: ClassifyInput) -> str:
+    """The stable prefix: instructions, the candidate catalog, always-on tools, skills."""
+    lines = [INSTRUCTIONS, "", "## Tools"]
+    for name, description in sorted(request.tools):
+        lines.append(f"- {name}: {_one_line(description)}" if description else f"- {name}")
+    candidates = {name for name, _ in request.tools}
+    core = sorted(request.core_tools & candidates)
+    if core:
+        lines += ["", "## Always available (no need to select)", ", ".join(core)]
+    if request.skills:
+        lines += ["", "## Skills the assistant has (use the tools they need)"]
+        for name, description in sorted(request.skills.items()):
+            lines.append(f"- {name}: {_one_line(description)}")
+    return "\n".join(lines)
+
+
+def turn_prompt(request: ClassifyInput) -> str:
+    """The turn, last: a compact tail of recent messages, then the prompt."""
+    tail = [line for line in (_tail_line(m) for m in request.messages) if line]
+    parts: list[str] = []
+    if tail:
+        parts += ["## Recent conversation (oldest first)", *tail[-TAIL_MESSAGES:], ""]
+    parts += ["## User's next message", _clip_prompt(request.prompt)]
+    return "\n".join(parts)
+
+
+def build_messages(request: ClassifyInput) -> list[dict[str, str]]:
+    """The chat messages of one classifier request."""
+    return [
+        {"role": "system", "content": system_prompt(request)},
+        {"role": "user", "content": turn_prompt(request)},
+    ]
+
+
+def use_enum(names: list[str]) -> bool:
+    """Whether the answer schema can constrain names to the candidates (provider limits)."""
+    return 0 < len(names) <= ENUM_LIMIT and sum(len(n) for n in names) <= ENUM_CHARS_LIMIT
+
+
+def answer_schema(names: list[str]) -> dict[str, Any]:
+    """The strict JSON schema of the answer; tool names are an enum when `use_enum` allows."""
+    item: dict[str, Any] = {"type": "string"}
+    if use_enum(names):
+        item["enum"] = sorted(names)
+    return {
+        "type": "object",
+        "properties": {
+            "tools": {"type": "array", "items": item},
+            "confidence": {"type": "number"},
+            "reasoning": {"type": "string"},
+        },
+        "required": ["tools", "confidence", "reasoning"],
+        "additionalProperties": False,
+    }
+
+
+def response_format_json_schema(names: list[str]) -> dict[str, Any]:
+    """The ``response_format`` for structured output."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": answer_schema(names)},
+    }
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _clip(text: str, limit: int) -> str:
+    text = _one_line(text)
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _clip_prompt(prompt: str) -> str:
+    prompt = prompt.strip()
+    if len(prompt) <= PROMPT_HEAD_CHARS + PROMPT_END_CHARS:
+        return prompt
+    return f"{prompt[:PROMPT_HEAD_CHARS]}\n[…]\n{prompt[-PROMPT_END_CHARS:]}"
+
+
+def _tail_line(message: Message) -> str:
+    """One compact line for a user/assistant message ('' for anything else or empty)."""
+    if message.role not in ("user", "assistant"):
+        return ""
+    text = _clip(message.text(), TAIL_CHARS)
+    calls = [c.name for c in message.calls()] if message.role == "assistant" else []
+    if calls:
+        text = f"{text} [called: {', '.join(dict.fromkeys(calls))}]".strip()
+    return f"{message.role}: {text}" if text else ""

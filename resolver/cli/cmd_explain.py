@@ -1,0 +1,63 @@
+"""`resolver explain`: resolve one prompt and print its ranked card (why each tool is there)."""
+
+from __future__ import annotations
+
+import argparse
+
+from .._explain import explain_data, explain_lines
+from .._types import TurnRequest
+from ._common import (
+    add_config_arg,
+    add_turn_args,
+    build_resolver,
+    config_from_args,
+    messages_from_file,
+    print_json,
+    state_from_file,
+    tools_from_args,
+)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "explain", help="show the ranked candidates of one prompt: scores, signals, exclusions"
+    )
+    p.add_argument("prompt", help="the user's message for this turn")
+    add_turn_args(p)
+    add_config_arg(p)
+    p.add_argument("--json", action="store_true", help="print the card as JSON")
+    p.add_argument(
+        "--top",
+        metavar="N",
+        type=_rows,
+        default=None,
+        help="rows to show (default: every kept or excluded tool and 5 more; 0: all)",
+    )
+    p.set_defaults(func=run)
+
+
+def _rows(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 (all) or a positive number")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    resolver = build_resolver(config_from_args(args))
+    request = TurnRequest(
+        prompt=args.prompt,
+        messages=messages_from_file(args.messages_file),
+        tools=tools_from_args(args),
+        sessionId=args.session,
+        state=state_from_file(args.state_file),
+    )
+    resolution = resolver.resolve_sync(request)
+    if args.json:
+        print_json(explain_data(resolution, args.top))
+    else:
+        print("\n".join(explain_lines(resolution, args.top)))
+    return 0

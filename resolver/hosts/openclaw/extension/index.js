@@ -1,0 +1,620 @@
+// openclaw-tool-resolver: the OpenClaw side of the tool-surface resolver.
+//
+// One long-lived Python child (`<pythonPath> -m resolver.hosts.openclaw`) decides, once per
+// turn, which tools the primary model needs. This file only moves frames: newline-delimited
+// JSON over the child's stdio (docs/openclaw-protocol.md). No npm dependencies.
+//
+// Fail-open is the rule: a crash, a timeout, garbage on stdout, an error frame or a malformed
+// answer makes the before_prompt_build hook return `undefined` (no narrowing). It never returns
+// a malformed `toolsAllow` (OpenClaw turns one into `[]`, which strips every optional tool).
+
+import { spawn } from "node:child_process";
+import { homedir, tmpdir } from "node:os";
+
+const PLUGIN_ID = "openclaw-tool-resolver";
+const PLUGIN_NAME = "Tool Resolver";
+const PLUGIN_DESCRIPTION =
+  "Sends the primary model only the tools a turn needs (before_prompt_build toolsAllow), " +
+  "decided by a local Python sidecar; fails open.";
+
+// Bump when the manager's shape or behaviour changes: a reloaded copy of this file with a
+// different version retires the old manager instead of reusing its code.
+const MANAGER_VERSION = 1;
+const GLOBAL_KEY = Symbol.for("openclaw-tool-resolver.sidecar");
+
+const SIDECAR_MODULE = "resolver.hosts.openclaw";
+const DEFAULT_PYTHON = "python3";
+const DEFAULT_LLM_TIMEOUT_MS = 4000;
+const SIDECAR_MARGIN_MS = 1500; // sidecar deadline = llmTimeoutMs + this
+const HOOK_MARGIN_MS = 500; // host hook timeout = sidecar deadline + this
+const MAX_MESSAGES = 50; // most recent session messages passed to `resolve`
+const MAX_LINE_BYTES = 16 * 1024 * 1024;
+const STDERR_TAIL_LINES = 20;
+const BACKOFF_BASE_MS = 250;
+const BACKOFF_MAX_MS = 60_000;
+const STOP_GRACE_MS = 1000;
+const CONFIGURE_TIMEOUT_MS = 10_000;
+
+// Context fields forwarded to the sidecar. Everything else in ctx (functions, trace objects,
+// channel details, sender identities) stays in the host.
+const CTX_FIELDS = [
+  "runId",
+  "jobId",
+  "agentId",
+  "sessionKey",
+  "sessionId",
+  "workspaceDir",
+  "activeProjectKeys",
+  "modelProviderId",
+  "modelId",
+  "messageProvider",
+  "channel",
+  "channelId",
+  "accountId",
+  "trigger",
+  "contextTokenBudget",
+];
+
+function isPlainObject(value) {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isToolsAllow(value) {
+  return Array.isArray(value) && value.every((v) => typeof v === "string" && v.length > 0);
+}
+
+function positiveInt(value) {
+  return typeof value === "number" && Number.isFinite(value) && value > 0
+    ? Math.floor(value)
+    : undefined;
+}
+
+/** Plugin config -> the few settings this file acts on (the sidecar reads the rest). */
+export function normalizeConfig(raw) {
+  const config = isPlainObject(raw) ? raw : {};
+  const llmTimeoutMs = positiveInt(config.llmTimeoutMs) ?? DEFAULT_LLM_TIMEOUT_MS;
+  const sidecarTimeoutMs = positiveInt(config.sidecarTimeoutMs) ?? llmTimeoutMs + SIDECAR_MARGIN_MS;
+  return {
+    raw: config,
+    enabled: config.enabled !== false,
+    logDecisions: config.logDecisions === true,
+    pythonPath:
+      typeof config.pythonPath === "string" && config.pythonPath.trim()
+        ? config.pythonPath.trim()
+        : DEFAULT_PYTHON,
+    llmTimeoutMs,
+    sidecarTimeoutMs,
+    hookTimeoutMs: sidecarTimeoutMs + HOOK_MARGIN_MS,
+  };
+}
+
+function pickCtx(ctx) {
+  const out = {};
+  if (!isPlainObject(ctx)) return out;
+  for (const key of CTX_FIELDS) {
+    const value = ctx[key];
+    if (value === undefined || value === null) continue;
+    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") {
+      out[key] = value;
+    } else if (Array.isArray(value) && value.every((v) => typeof v === "string")) {
+      out[key] = [...value];
+    }
+  }
+  return out;
+}
+
+function pickEvent(event) {
+  const ev = isPlainObject(event) ? event : {};
+  const messages = Array.isArray(ev.messages) ? ev.messages : [];
+  const out = {
+    prompt: typeof ev.prompt === "string" ? ev.prompt : "",
+    messages: messages.slice(-MAX_MESSAGES),
+    messageCount: messages.length,
+  };
+  if (typeof ev.currentUserMessage === "string") out.currentUserMessage = ev.currentUserMessage;
+  if (typeof ev.currentUserMessageId === "string") out.currentUserMessageId = ev.currentUserMessageId;
+  return out;
+}
+
+/** JSON.stringify that survives BigInt and cycles (dropping what it cannot encode). */
+function encodeFrame(frame) {
+  const seen = new WeakSet();
+  return JSON.stringify(frame, (_key, value) => {
+    if (typeof value === "bigint") return value.toString();
+    if (typeof value === "function" || typeof value === "symbol") return undefined;
+    if (typeof value === "object" && value !== null) {
+      if (seen.has(value)) return undefined;
+      seen.add(value);
+    }
+    return value;
+  });
+}
+
+function describeTools(tools) {
+  if (!Array.isArray(tools)) return undefined;
+  const out = [];
+  for (const tool of tools) {
+    if (!isPlainObject(tool) && typeof tool !== "function") continue;
+    const name = tool.name;
+    if (typeof name !== "string" || !name) continue;
+    out.push({ name, description: typeof tool.description === "string" ? tool.description : "" });
+  }
+  return out;
+}
+
+function fallbackLogger() {
+  const write = (level) => (msg) => {
+    try {
+      process.stderr.write(`[${PLUGIN_ID}] ${level}: ${msg}\n`);
+    } catch {
+      // nothing left to do
+    }
+  };
+  return { info: () => {}, debug: () => {}, warn: write("warn"), error: write("error") };
+}
+
+/**
+ * Owns the one Python child of this Node process. Lives on globalThis because register()
+ * runs several times per process (and a reloaded plugin copy evaluates this file again).
+ */
+class SidecarManager {
+  constructor() {
+    this.version = MANAGER_VERSION;
+    this.settings = normalizeConfig({});
+    this.configKey = undefined;
+    this.logger = fallbackLogger();
+    this.child = undefined; // {proc, gen, buf, stderrTail, expectedExit, startedAt}
+    this.gen = 0;
+    this.seq = 0;
+    this.pending = new Map(); // id -> {child, method, finish, timer}
+    this.refs = 0;
+    this.failures = 0;
+    this.nextSpawnAt = 0;
+    this.exitHookInstalled = false;
+    this.stopping = new Set(); // children told to stop that have not exited yet
+  }
+
+  // ---- configuration and lifetime -------------------------------------------------------
+
+  /** Adopt the latest registration's config and logger; a changed config restarts the child. */
+  acquire(settings, logger) {
+    this.refs += 1;
+    if (logger) this.logger = logger;
+    const key = encodeFrame(settings.raw);
+    if (this.configKey !== undefined && key !== this.configKey && this.child) {
+      this.logger.info?.(`[${PLUGIN_ID}] config changed; restarting the sidecar`);
+      this.stopChild("config changed");
+      this.failures = 0;
+      this.nextSpawnAt = 0;
+    }
+    this.configKey = key;
+    this.settings = settings;
+    if (!this.exitHookInstalled) {
+      this.exitHookInstalled = true;
+      process.once("exit", () => this.killNow());
+    }
+  }
+
+  release() {
+    this.refs = Math.max(0, this.refs - 1);
+    if (this.refs === 0) this.stopChild("plugin disposed");
+  }
+
+  /** Start the child now (if allowed) so the first turn does not pay for interpreter start-up. */
+  warm() {
+    this.ensureChild();
+  }
+
+  ensureChild() {
+    if (this.child) return this.child;
+    if (Date.now() < this.nextSpawnAt) return undefined;
+    return this.spawnChild();
+  }
+
+  spawnChild() {
+    const gen = ++this.gen;
+    let proc;
+    try {
+      proc = spawn(this.settings.pythonPath, ["-m", SIDECAR_MODULE], {
+        cwd: safeCwd(),
+        env: { ...process.env, PYTHONUNBUFFERED: "1", PYTHONIOENCODING: "utf-8" },
+        stdio: ["pipe", "pipe", "pipe"],
+        windowsHide: true,
+      });
+    } catch (err) {
+      this.noteFailure(`spawn failed: ${errText(err)}`);
+      return undefined;
+    }
+    const child = { proc, gen, buf: "", stderrTail: [], expectedExit: false, startedAt: Date.now() };
+    this.child = child;
+
+    // A one-shot CLI must be able to exit while the sidecar idles: nothing of ours keeps the
+    // event loop alive except the deadline timer of a pending `resolve`.
+    proc.unref();
+    for (const stream of [proc.stdin, proc.stdout, proc.stderr]) {
+      stream?.on("error", () => {}); // EPIPE and friends surface through "exit"
+      stream?.unref?.();
+    }
+    proc.stdout.setEncoding("utf8");
+    proc.stderr.setEncoding("utf8");
+    proc.stdout.on("data", (chunk) => this.onStdout(child, chunk));
+    proc.stderr.on("data", (chunk) => this.onStderr(child, chunk));
+    proc.on("error", (err) => this.onExit(child, `error: ${errText(err)}`));
+    proc.on("exit", (code, signal) =>
+      this.onExit(child, signal ? `signal ${signal}` : `exit code ${code}`),
+    );
+
+    // configure is always the first frame; later frames may be pipelined behind it.
+    this.send(child, "configure", { config: this.settings.raw }, {
+      // Off the hot path (a resolve pipelined behind it has its own deadline), and often sent
+      // while the host is busy starting up: be lenient.
+      timeoutMs: Math.max(this.settings.sidecarTimeoutMs, CONFIGURE_TIMEOUT_MS),
+      background: true,
+    }).then((reply) => {
+      if (reply.ok && isPlainObject(reply.result) && reply.result.ok === true) return;
+      if (this.child !== child) return;
+      this.logger.warn?.(`[${PLUGIN_ID}] sidecar configure failed (${reply.reason ?? "bad reply"}); abstaining`);
+      this.retire(child, "configure failed");
+    });
+    return child;
+  }
+
+  /**
+   * Stop the current child politely: stdin EOF first (the child flushes and exits), SIGTERM
+   * after a grace, SIGKILL after another. Timers are unref'd: a one-shot CLI does not wait.
+   */
+  stopChild(reason) {
+    const child = this.child;
+    if (!child) return;
+    child.expectedExit = true;
+    this.child = undefined;
+    this.failPending(child, reason);
+    this.stopping.add(child);
+    child.proc.once("exit", () => this.stopping.delete(child));
+    try {
+      child.proc.stdin?.end();
+    } catch {
+      // already closed
+    }
+    const alive = () => child.proc.exitCode === null && child.proc.signalCode === null;
+    const term = setTimeout(() => {
+      if (alive()) signal(child, "SIGTERM");
+      const kill = setTimeout(() => {
+        if (alive()) signal(child, "SIGKILL");
+      }, STOP_GRACE_MS);
+      kill.unref?.();
+    }, STOP_GRACE_MS);
+    term.unref?.();
+  }
+
+  /** Kill a misbehaving child at once, count a failure and back off before the next spawn. */
+  retire(child, reason) {
+    if (this.child === child) this.child = undefined;
+    child.expectedExit = true;
+    this.failPending(child, reason);
+    signal(child, "SIGKILL");
+    this.noteFailure(reason, child);
+  }
+
+  /** Process exit: no time for grace. SIGTERM lets a well-behaved child flush and go. */
+  killNow() {
+    const children = [...this.stopping];
+    if (this.child) children.push(this.child);
+    this.child = undefined;
+    this.stopping.clear();
+    for (const child of children) {
+      child.expectedExit = true;
+      signal(child, "SIGTERM");
+    }
+  }
+
+  noteFailure(reason, child) {
+    this.failures += 1;
+    const delay =
+      this.failures <= 1 ? 0 : Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (this.failures - 2));
+    this.nextSpawnAt = Date.now() + delay;
+    const tail = child?.stderrTail?.length ? `; stderr tail: ${child.stderrTail.join(" | ")}` : "";
+    this.logger.warn?.(
+      `[${PLUGIN_ID}] sidecar failure #${this.failures} (${reason}); turns keep the full tool surface` +
+        (delay ? `; next start in ${delay} ms` : "") +
+        tail,
+    );
+  }
+
+  // ---- child events ---------------------------------------------------------------------
+
+  onExit(child, how) {
+    if (child.exited) return;
+    child.exited = true;
+    if (this.child === child) this.child = undefined;
+    this.failPending(child, `sidecar ${how}`);
+    if (!child.expectedExit) this.noteFailure(`sidecar ${how}`, child);
+  }
+
+  onStderr(child, chunk) {
+    const lines = String(chunk).split("\n").filter((l) => l.trim());
+    for (const line of lines) {
+      child.stderrTail.push(line.length > 500 ? `${line.slice(0, 500)}...` : line);
+      if (child.stderrTail.length > STDERR_TAIL_LINES) child.stderrTail.shift();
+      this.logger.debug?.(`[${PLUGIN_ID}] sidecar: ${line}`);
+    }
+  }
+
+  onStdout(child, chunk) {
+    if (this.child !== child) return; // late output of a retired child
+    child.buf += chunk;
+    let nl;
+    while ((nl = child.buf.indexOf("\n")) >= 0) {
+      const line = child.buf.slice(0, nl).trim();
+      child.buf = child.buf.slice(nl + 1);
+      if (!line) continue;
+      if (!this.onLine(child, line)) return;
+    }
+    if (child.buf.length > MAX_LINE_BYTES) this.retire(child, "oversized frame on stdout");
+  }
+
+  /** Handle one stdout line; false when the child was retired for it. */
+  onLine(child, line) {
+    let frame;
+    try {
+      frame = JSON.parse(line);
+    } catch {
+      frame = undefined;
+    }
+    if (!isPlainObject(frame) || typeof frame.id !== "string") {
+      // stdout is for frames only: a stray line means the stream can no longer be trusted.
+      this.retire(child, `non-frame on stdout: ${JSON.stringify(line.slice(0, 120))}`);
+      return false;
+    }
+    const entry = this.pending.get(frame.id);
+    if (!entry || entry.child !== child) return true; // late reply to a call already settled
+    if (isPlainObject(frame.error)) {
+      const code = typeof frame.error.code === "string" ? frame.error.code : "error";
+      entry.finish({ ok: false, reason: `sidecar error ${code}`, error: frame.error });
+    } else if ("result" in frame) {
+      if (this.failures) this.failures = 0;
+      entry.finish({ ok: true, result: frame.result });
+    } else {
+      entry.finish({ ok: false, reason: "frame without result or error" });
+    }
+    return true;
+  }
+
+  failPending(child, reason) {
+    for (const entry of [...this.pending.values()]) {
+      if (entry.child === child) entry.finish({ ok: false, reason });
+    }
+  }
+
+  // ---- calls ----------------------------------------------------------------------------
+
+  /**
+   * Send one request; resolves (never rejects) with {ok, result} or {ok: false, reason}.
+   * `background` calls do not keep the process alive (their timer is unref'd).
+   */
+  call(method, params, { timeoutMs, background = false } = {}) {
+    const child = this.ensureChild();
+    if (!child) return Promise.resolve({ ok: false, reason: "sidecar unavailable (backing off)" });
+    return this.send(child, method, params, { timeoutMs, background });
+  }
+
+  send(child, method, params, { timeoutMs, background }) {
+    return new Promise((resolve) => {
+      const id = `${child.gen}.${++this.seq}`;
+      let line;
+      try {
+        line = `${encodeFrame({ id, method, params })}\n`;
+      } catch (err) {
+        resolve({ ok: false, reason: `cannot encode ${method}: ${errText(err)}` });
+        return;
+      }
+      let done = false;
+      const entry = {
+        child,
+        method,
+        timer: undefined,
+        finish: (reply) => {
+          if (done) return;
+          done = true;
+          clearTimeout(entry.timer);
+          entry.timer = undefined;
+          this.pending.delete(id);
+          resolve(reply);
+        },
+      };
+      const deadline = timeoutMs ?? this.settings.sidecarTimeoutMs;
+      const expire = () => {
+        if (done) return;
+        entry.finish({ ok: false, reason: `${method} timed out after ${deadline} ms` });
+        // One stuck call would block the next: kill the child and start a fresh one.
+        if (this.child === child) {
+          this.retire(child, `${method} timed out after ${deadline} ms`);
+          this.ensureChild();
+        }
+      };
+      // The host can block the event loop for seconds (start-up, SQLite work); timers run
+      // before I/O when the loop wakes, so let one poll phase deliver a reply that is already
+      // waiting on the pipe before calling the deadline missed.
+      entry.timer = setTimeout(() => setImmediate(expire), deadline);
+      if (background) entry.timer.unref?.();
+      this.pending.set(id, entry);
+      try {
+        child.proc.stdin.write(line);
+      } catch (err) {
+        entry.finish({ ok: false, reason: `write failed: ${errText(err)}` });
+      }
+    });
+  }
+
+  /** Fire-and-forget notification: never awaited by a hook, never holds the process open. */
+  notify(method, params) {
+    if (!this.child && Date.now() < this.nextSpawnAt) return;
+    this.call(method, params, { timeoutMs: this.settings.sidecarTimeoutMs, background: true }).then(
+      (reply) => {
+        if (!reply.ok) this.logger.debug?.(`[${PLUGIN_ID}] ${method} dropped: ${reply.reason}`);
+      },
+    );
+  }
+}
+
+function signal(child, sig) {
+  try {
+    child.proc.kill(sig);
+  } catch {
+    // already gone
+  }
+}
+
+function errText(err) {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function safeCwd() {
+  // Not the host's cwd: `python -m` puts the cwd first on sys.path, and a folder named
+  // `resolver` there would shadow the installed package.
+  try {
+    return homedir() || tmpdir();
+  } catch {
+    return tmpdir();
+  }
+}
+
+function getManager() {
+  const existing = globalThis[GLOBAL_KEY];
+  if (existing && existing.version === MANAGER_VERSION) return existing;
+  if (existing) {
+    try {
+      existing.stopChild?.("plugin code replaced");
+    } catch {
+      // the old manager is being dropped anyway
+    }
+  }
+  const manager = new SidecarManager();
+  globalThis[GLOBAL_KEY] = manager;
+  return manager;
+}
+
+// ---- hooks ------------------------------------------------------------------------------
+
+function makeBeforePromptBuild(manager, settings, logger) {
+  return async function beforePromptBuild(event, ctx) {
+    try {
+      const started = Date.now();
+      const reply = await manager.call(
+        "resolve",
+        { event: pickEvent(event), ctx: pickCtx(ctx) },
+        { timeoutMs: settings.sidecarTimeoutMs },
+      );
+      if (!reply.ok) {
+        const line = `[${PLUGIN_ID}] abstain (${reply.reason}) ${Date.now() - started}ms`;
+        if (settings.logDecisions) logger.info?.(line);
+        else logger.debug?.(line);
+        return undefined;
+      }
+      const result = isPlainObject(reply.result) ? reply.result : {};
+      const toolsAllow = result.toolsAllow;
+      if (toolsAllow === null || toolsAllow === undefined) {
+        if (settings.logDecisions) {
+          logger.info?.(
+            `[${PLUGIN_ID}] abstain source=${result.source ?? "?"} ` +
+              `reasons=${JSON.stringify(result.reasonCodes ?? [])} ${Date.now() - started}ms`,
+          );
+        }
+        return undefined;
+      }
+      if (!isToolsAllow(toolsAllow)) {
+        logger.warn?.(`[${PLUGIN_ID}] sidecar returned a malformed toolsAllow; abstaining`);
+        return undefined;
+      }
+      const unique = [...new Set(toolsAllow)];
+      if (settings.logDecisions) {
+        logger.info?.(
+          `[${PLUGIN_ID}] toolsAllow=${unique.length} source=${result.source ?? "?"} ` +
+            `reasons=${JSON.stringify(result.reasonCodes ?? [])} ${Date.now() - started}ms`,
+        );
+      }
+      return { toolsAllow: unique };
+    } catch (err) {
+      logger.warn?.(`[${PLUGIN_ID}] before_prompt_build failed open: ${errText(err)}`);
+      return undefined;
+    }
+  };
+}
+
+function makeLlmInput(manager) {
+  return function llmInput(event, ctx) {
+    try {
+      const tools = describeTools(event?.tools);
+      if (!tools) return;
+      const where = pickCtx(ctx);
+      if (typeof event.runId === "string") where.runId = event.runId;
+      if (typeof event.sessionId === "string") where.sessionId = event.sessionId;
+      if (typeof event.provider === "string") where.modelProviderId ??= event.provider;
+      if (typeof event.model === "string") where.modelId ??= event.model;
+      manager.notify("observe_surface", { tools, ctx: where });
+    } catch {
+      // observation only
+    }
+  };
+}
+
+function makeAfterToolCall(manager) {
+  return function afterToolCall(event, ctx) {
+    try {
+      if (typeof event?.toolName !== "string" || !event.toolName) return;
+      const call = { name: event.toolName, ok: !event.error };
+      if (typeof event.toolCallId === "string") call.toolCallId = event.toolCallId;
+      if (typeof event.durationMs === "number") call.durationMs = event.durationMs;
+      const where = pickCtx(ctx);
+      if (typeof event.runId === "string") where.runId = event.runId;
+      manager.notify("observe_tool_calls", { calls: [call], ctx: where });
+    } catch {
+      // observation only
+    }
+  };
+}
+
+const plugin = {
+  id: PLUGIN_ID,
+  name: PLUGIN_NAME,
+  description: PLUGIN_DESCRIPTION,
+  register(api) {
+    const mode = api?.registrationMode;
+    if (mode === "cli-metadata" || mode === "setup-only") return;
+    const logger = api?.logger ?? fallbackLogger();
+    const settings = normalizeConfig(api?.pluginConfig);
+    if (!settings.enabled) {
+      logger.info?.(`[${PLUGIN_ID}] disabled by config; no hooks registered`);
+      return;
+    }
+    if (typeof api?.on !== "function") {
+      logger.warn?.(`[${PLUGIN_ID}] host has no api.on(); nothing registered`);
+      return;
+    }
+    const manager = getManager();
+    manager.acquire(settings, logger);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      manager.release();
+    };
+    if (typeof api.lifecycle?.onDispose === "function") {
+      try {
+        api.lifecycle.onDispose(release);
+      } catch {
+        // host without managed instances: the child dies with the process
+      }
+    }
+
+    api.on("before_prompt_build", makeBeforePromptBuild(manager, settings, logger), {
+      timeoutMs: settings.hookTimeoutMs,
+    });
+    api.on("llm_input", makeLlmInput(manager));
+    api.on("after_tool_call", makeAfterToolCall(manager));
+
+    if (mode === undefined || mode === "full") manager.warm();
+  },
+};
+
+export default plugin;

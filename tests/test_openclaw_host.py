@@ -1,0 +1,161 @@
+"""The OpenClaw sidecar (a real child process over stdio) and the installer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from resolver.cli import main
+from resolver.hosts.openclaw._install import EXTENSION_DIR, PLUGIN_ID
+
+
+def frames(*items: dict[str, object]) -> str:
+    return "".join(json.dumps(i) + "\n" for i in items)
+
+
+def run_sidecar(stdin: str) -> dict[str, dict[str, object]]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "resolver.hosts.openclaw"],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = {}
+    for line in proc.stdout.splitlines():
+        frame = json.loads(line)  # stdout carries frames only
+        out[frame["id"]] = frame
+    return out
+
+
+def test_sidecar_abstains_until_surface_seen_then_narrows() -> None:
+    """Unknown surface -> abstain; after observe_surface -> a narrowed list incl. host tools."""
+    ctx = {"sessionId": "s1", "agentId": "main"}
+    out = run_sidecar(
+        frames(
+            {"id": "c", "method": "configure", "params": {"config": {"capturePrompts": False}}},
+            {
+                "id": "r1",
+                "method": "resolve",
+                "params": {"event": {"prompt": "remind me at 9"}, "ctx": {**ctx, "runId": "a"}},
+            },
+            {
+                "id": "o",
+                "method": "observe_surface",
+                "params": {
+                    "tools": [{"name": "jira_search", "description": "Search Jira tickets"}],
+                    "ctx": {"runId": "a"},
+                },
+            },
+            {
+                "id": "r2",
+                "method": "resolve",
+                "params": {
+                    "event": {"prompt": "find the jira tickets about login"},
+                    "ctx": {**ctx, "runId": "b"},
+                },
+            },
+        )
+    )
+    assert out["c"]["result"] == {"ok": True}
+    first = out["r1"]["result"]
+    assert first["toolsAllow"] is None and first["reasonCodes"] == ["surface_unknown_abstain"]
+    second = out["r2"]["result"]
+    assert isinstance(second["toolsAllow"], list) and "jira_search" in second["toolsAllow"]
+    assert len(second["toolsAllow"]) < 55
+
+
+def test_new_session_refreshes_the_surface() -> None:
+    """The first turn of a new session abstains so the host shows its whole surface."""
+    out = run_sidecar(
+        frames(
+            {"id": "c", "method": "configure", "params": {"config": {}}},
+            {
+                "id": "o",
+                "method": "observe_surface",
+                "params": {"tools": [{"name": "read"}], "ctx": {}},
+            },
+            {
+                "id": "r",
+                "method": "resolve",
+                "params": {"event": {"prompt": "hi"}, "ctx": {"sessionId": "new"}},
+            },
+        )
+    )
+    assert out["r"]["result"]["reasonCodes"] == ["surface_refresh_abstain"]
+
+
+def test_sidecar_survives_garbage_and_bad_config() -> None:
+    """Garbage lines are skipped; an invalid config is an error frame; unknown methods too."""
+    out = run_sidecar(
+        "not json\n"
+        + frames(
+            {"id": "c", "method": "configure", "params": {"config": {"confidenceThreshold": 9}}},
+            {"id": "x", "method": "bogus"},
+            {"id": "p", "method": "ping"},
+        )
+    )
+    assert out["c"]["error"]["code"] == "invalid_config"
+    assert "confidenceThreshold" in out["c"]["error"]["message"]
+    assert out["x"]["error"]["code"] == "unknown_method"
+    assert out["p"]["result"] == {"pong": True}
+
+
+def test_install_adds_entry_and_keeps_everything_else(tmp_path: Path) -> None:
+    """install copies the extension, sets the entry, keeps other keys, backs up the file."""
+    home = tmp_path / ".openclaw"
+    home.mkdir()
+    cfg = home / "openclaw.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "agents": {"defaults": {"model": {"primary": "p/m"}}},
+                "plugins": {
+                    "entries": {
+                        "other": {"enabled": True},
+                        PLUGIN_ID: {"config": {"llmModel": "mine"}},
+                    }
+                },
+            }
+        )
+    )
+    assert main(["install", "openclaw", "--openclaw-home", str(home)]) == 0
+    data = json.loads(cfg.read_text())
+    entry = data["plugins"]["entries"][PLUGIN_ID]
+    assert entry["enabled"] is True and entry["hooks"]["allowConversationAccess"] is True
+    assert entry["config"]["llmModel"] == "mine" and entry["config"]["pythonPath"] == sys.executable
+    assert data["agents"] == {"defaults": {"model": {"primary": "p/m"}}}
+    assert data["plugins"]["entries"]["other"] == {"enabled": True}
+    assert (home / "extensions" / PLUGIN_ID / "index.js").exists()
+    assert list(home.glob("openclaw.json.bak-*"))
+    assert main(["uninstall", "openclaw", "--openclaw-home", str(home)]) == 0
+    data = json.loads(cfg.read_text())
+    assert PLUGIN_ID not in data["plugins"]["entries"] and "other" in data["plugins"]["entries"]
+    assert not (home / "extensions" / PLUGIN_ID).exists()
+
+
+def test_install_link_mode_symlinks(tmp_path: Path) -> None:
+    """--link symlinks the shipped extension folder."""
+    home = tmp_path / "oc"
+    assert main(["install", "openclaw", "--openclaw-home", str(home), "--link"]) == 0
+    target = home / "extensions" / PLUGIN_ID
+    assert target.is_symlink() and target.resolve() == EXTENSION_DIR
+
+
+def test_install_refuses_malformed_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A malformed openclaw.json is a clear error and is left untouched."""
+    home = tmp_path / "oc"
+    home.mkdir()
+    cfg = home / "openclaw.json"
+    cfg.write_text("{ this is not json")
+    assert main(["install", "openclaw", "--openclaw-home", str(home)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+    assert cfg.read_text() == "{ this is not json"
+    assert not (home / "extensions").exists()
