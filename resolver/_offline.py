@@ -180,7 +180,10 @@ class OfflineClassifier:
         index = self._index(request)
         scores = self._full_scores(index, request)
         names = index.names
-        ranked = sorted(range(len(names)), key=lambda i: (-scores[i], names[i]))
+        # Only scored candidates can be chosen or rank first (BM25 scores are >= 0).
+        ranked = sorted(
+            (i for i in range(len(names)) if scores[i] > 0), key=lambda i: (-scores[i], names[i])
+        )
         top = scores[ranked[0]] if ranked else 0.0
         rounded = {names[i]: round(scores[i], 4) for i in ranked if scores[i] > 0}
         if top <= 0.0:

@@ -23,7 +23,7 @@ from ._classify import Classification, Classifier, ClassifyInput
 from ._config import ResolverConfig
 from ._errors import ClassifierError, ClassifierTimeout, InvariantError
 from ._offline import OfflineClassifier
-from ._reuse import ReuseStore, apply_reused, isolation_parts
+from ._reuse import ReuseStore, apply_reused, isolation_parts, key_fingerprint
 from ._state import evaluate as evaluate_state
 from ._types import (
     Candidate,
@@ -269,7 +269,7 @@ def finalize(
     ]
     cards = (*head, *zero, *negative)
     result = state.classification
-    tools_allow = [c.name for c in cards if c.selected]
+    tools_allow = [c.name for c in head if c.selected]
     summary = _summary(state, len(tools_allow))
     return Resolution(
         tools_allow=tools_allow,
@@ -278,7 +278,9 @@ def finalize(
         reason_codes=state.reasons,
         candidates=cards,
         cutoff=result.cutoff if result else None,
-        below_cutoff=sum(1 for c in cards if not c.selected and c.excluded is None),
+        below_cutoff=len(cards)
+        - len(tools_allow)
+        - len((excluded_why.keys() & candidates) - surface),
         timings=timings,
         classifier=classifier,
         reasoning=result.reasoning if result else "",
@@ -353,6 +355,7 @@ class Resolver:
         self._prepared: dict[tuple[str, tuple[tuple[str, str], ...]], _Prepared] = {}
         self._last_prepared: tuple[str, tuple[int, ...], tuple[ToolInfo, ...], _Prepared] | None
         self._last_prepared = None
+        self._parts_memo: tuple[_Prepared, tuple[str, str], dict[str, str]] | None = None
         self.cache = cache if cache is not None else KeywordCache(self.config.keyword_cache_file)
         self.reuse = reuse if reuse is not None else ReuseStore.from_config(self.config, clock)
 
@@ -413,7 +416,8 @@ class Resolver:
         if not request.tools:
             return abstain("abstain", "empty_surface_abstain", available=0, timings=Timings())
 
-        catalog, names, described, blank = self._prepare(request.tools)
+        prepared = self._prepare(request.tools)
+        catalog, names, described, blank = prepared
         state = TurnState(request=request, catalog=catalog, candidates=names)
         if self.catalogs.error:
             state = state.reason("catalog_layer_invalid")
@@ -434,14 +438,7 @@ class Resolver:
             enabled=config.reuse.enabled,
             session_id=request.session_id,
             prompt=request.prompt,
-            parts=isolation_parts(
-                config,
-                classifier=self.llm.name if self.llm is not None else "offline",
-                catalog_fingerprint=catalog.fingerprint,
-                tools=classify_input.tools,
-                host_tools=request.tools,
-                skills=classify_input.skills,
-            ),
+            parts=self._isolation_parts(prepared, request.tools),
             refresh=request.refresh,
         )
         t_classify = self.clock()
@@ -504,6 +501,26 @@ class Resolver:
             self._prepared[key] = prepared
         self._last_prepared = (base.fingerprint, ids, tuple(tools), prepared)
         return prepared
+
+    def _isolation_parts(self, prepared: _Prepared, tools: Sequence[ToolInfo]) -> dict[str, str]:
+        """The reuse isolation key parts, computed once per prepared surface, classifier and
+        account (the surface, its catalog and skills are all fixed by `prepared`)."""
+        label = self.llm.name if self.llm is not None else "offline"
+        account = key_fingerprint(self.config.api_key())
+        memo = self._parts_memo
+        if memo is not None and memo[0] is prepared and memo[1] == (label, account):
+            return memo[2]
+        catalog, _, described, _ = prepared
+        parts = isolation_parts(
+            self.config,
+            classifier=label,
+            catalog_fingerprint=catalog.fingerprint,
+            tools=described,
+            host_tools=tools,
+            skills=catalog.skills,
+        )
+        self._parts_memo = (prepared, (label, account), parts)
+        return parts
 
     async def _classify(
         self, state: TurnState, request: ClassifyInput, hint: CacheHint
