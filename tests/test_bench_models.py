@@ -1,50 +1,16 @@
-"""resolver.bench.models: several models side by side; voted configurations."""
+"""resolver.bench.models: several models side by side, recorded and replayed."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from pathlib import Path
 
-import pytest
 from bench_support import ScriptedLLM, write_case_file
 
-from resolver import Classification, ClassifyInput, ResolverConfig
-from resolver._catalog import merge_layers
-from resolver.bench.models import VotedClassifier, compare_models
+from resolver import ResolverConfig
+from resolver.bench.models import ModelEntry, compare_models
 from resolver.cli.cmd_bench import _execute
-
-
-class Fixed:
-    """A classifier double that always answers the same selection."""
-
-    name = "llm:fixed"
-
-    def __init__(self, *selected: str) -> None:
-        self.selected = selected
-
-    async def classify(self, request: ClassifyInput) -> Classification:
-        return Classification(selected=self.selected, confidence=0.8, latency_ms=10.0)
-
-
-def test_voted_classifier_keeps_tools_with_enough_votes() -> None:
-    """Three samples, share 0.5: a tool chosen by two of them stays, one by a single goes."""
-    request = ClassifyInput(
-        prompt="p",
-        messages=(),
-        tools=(("a", ""), ("b", ""), ("c", "")),
-        skills={},
-        catalog=merge_layers([]),
-        timeout_s=1.0,
-    )
-    voted = VotedClassifier(
-        [Fixed("a", "b"), Fixed("a"), Fixed("b", "c")], min_share=0.5, label="llm:x"
-    )
-    result = asyncio.run(voted.classify(request))
-    assert result.selected == ("a", "b")
-    assert result.scores["c"] == 1 / 3
-    assert result.confidence == pytest.approx(0.8)
 
 
 def test_models_table_with_record_and_replay(tmp_path: Path) -> None:
@@ -68,7 +34,7 @@ def test_models_table_with_record_and_replay(tmp_path: Path) -> None:
         )
     )
 
-    def factory(config: ResolverConfig, temperature: float) -> ScriptedLLM:
+    def factory(config: ResolverConfig, entry: ModelEntry) -> ScriptedLLM:
         return ScriptedLLM()
 
     def args(**kw: object) -> argparse.Namespace:

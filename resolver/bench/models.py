@@ -5,13 +5,12 @@ A models file lists the configurations to compare::
     {"models": [
       {"label": "mini-t0", "llmModel": "gpt-5.4-mini", "llmApiBase": "https://…/v1",
        "apiKeyEnv": "LLM_API_KEY"},
-      {"label": "mini-voted5", "llmModel": "gpt-5.4-mini", "votes": 5, "temperature": 0.7,
-       "minVoteShare": 0.4}
+      {"label": "mini-voted5", "llmModel": "gpt-5.4-mini", "votes": 5, "temperature": 0.7}
     ]}
 
-``votes`` 1 (the default) is the deterministic configuration (the classifier's own T=0, one
-sample). ``votes`` n > 1 is a voted configuration: n samples at ``temperature``, a tool is kept
-when at least ``minVoteShare`` of the successful samples chose it. Keys are read from the
+``votes`` 1 (the default) is the deterministic configuration (`LLMClassifier`: T=0, one
+sample). ``votes`` n > 1 is a voted configuration: the pipeline's own `VotedClassifier`
+(n samples at ``temperature``, combined by its recall-friendly rule). Keys are read from the
 environment variable named by ``apiKeyEnv`` (never from the file). With ``--record DIR`` /
 ``--replay DIR`` each model records into / replays from ``DIR/<label>``.
 """
@@ -19,22 +18,18 @@ environment variable named by ``apiKeyEnv`` (never from the file). With ``--reco
 from __future__ import annotations
 
 import argparse
-import asyncio
-import inspect
-import math
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .._classify import Classification, Classifier, ClassifyInput
+from .._classify import Classifier
 from .._config import ResolverConfig, load_config
-from .._errors import ClassifierError, ConfigError
-from .._types import Usage
+from .._errors import ConfigError
 from .cases import load_case_file
 from .harness import RunOutput, RunSpec, base_config, command_line
 from .metrics import summarize
@@ -52,7 +47,6 @@ class ModelEntry(BaseModel):
     api_key_env: str | None = Field(default=None, alias="apiKeyEnv")
     votes: int = Field(default=1, ge=1, le=15)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    min_vote_share: float = Field(default=0.5, gt=0.0, le=1.0, alias="minVoteShare")
 
 
 class ModelsFile(BaseModel):
@@ -77,62 +71,16 @@ def slug(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-") or "model"
 
 
-class VotedClassifier:
-    """n samples of a classifier, combined by vote (a tool needs `min_share` of the votes)."""
-
-    def __init__(self, samples: Sequence[Classifier], *, min_share: float, label: str) -> None:
-        self.samples = list(samples)
-        self.min_share = min_share
-        self.name = label
-
-    async def classify(self, request: ClassifyInput) -> Classification:
-        answers = await asyncio.gather(
-            *(s.classify(request) for s in self.samples), return_exceptions=True
-        )
-        good = [a for a in answers if isinstance(a, Classification)]
-        if not good:
-            first = next(a for a in answers if isinstance(a, BaseException))
-            if isinstance(first, ClassifierError):
-                raise first
-            raise ClassifierError(f"every voted sample failed: {type(first).__name__}")
-        need = math.ceil(self.min_share * len(good) - 1e-9)
-        counts: dict[str, int] = {}
-        for answer in good:
-            for name in dict.fromkeys(answer.selected):
-                counts[name] = counts.get(name, 0) + 1
-        order = [n for n, _ in request.tools]
-        selected = tuple(n for n in order if counts.get(n, 0) >= need)
-        usage = Usage(
-            prompt_tokens=sum(a.usage.prompt_tokens for a in good if a.usage),
-            cached_tokens=sum(a.usage.cached_tokens for a in good if a.usage),
-            completion_tokens=sum(a.usage.completion_tokens for a in good if a.usage),
-        )
-        latencies = [a.latency_ms for a in good if a.latency_ms is not None]
-        return Classification(
-            selected=selected,
-            confidence=sum(a.confidence for a in good) / len(good),
-            scores={n: c / len(good) for n, c in counts.items()},
-            reasoning=f"{len(good)} of {len(self.samples)} samples; kept tools with >= {need}",
-            classifier=self.name,
-            dropped=tuple(dict.fromkeys(d for a in good for d in a.dropped)),
-            usage=usage,
-            latency_ms=max(latencies) if latencies else None,
-        )
+LLMFactory = Callable[[ResolverConfig, "ModelEntry"], Classifier]
 
 
-LLMFactory = Callable[[ResolverConfig, float], Classifier]
+def default_llm_factory(config: ResolverConfig, entry: ModelEntry) -> Classifier:
+    """`LLMClassifier` (T=0, one sample) or, for ``votes`` > 1, the voted classifier."""
+    from .._llm import LLMClassifier, VotedClassifier
 
-
-def default_llm_factory(config: ResolverConfig, temperature: float) -> Classifier:
-    """An `LLMClassifier` sample at `temperature` (the LLM module must accept it)."""
-    from .. import _llm  # type: ignore[attr-defined,unused-ignore]
-
-    cls: Callable[..., Classifier] = _llm.LLMClassifier  # its signature is checked below
-    if "temperature" not in inspect.signature(cls).parameters:
-        raise ConfigError(
-            "voted configurations need LLMClassifier(config, temperature=...) in resolver._llm"
-        )
-    return cls(config, temperature=temperature)
+    if entry.votes > 1:
+        return VotedClassifier(config, n=entry.votes, temperature=entry.temperature)
+    return LLMClassifier(config)
 
 
 def entry_config(base: ResolverConfig, entry: ModelEntry) -> ResolverConfig:
@@ -161,18 +109,8 @@ def compare_models(
     results: list[dict[str, Any]] = []
     for entry in models.models:
         config = entry_config(base, entry)
-        llm: Classifier | None = None
-        if not args.replay and (entry.votes > 1 or llm_factory is not None):
-            factory = llm_factory or default_llm_factory
-            temperature = entry.temperature if entry.votes > 1 else 0.0
-            samples = [factory(config, temperature) for _ in range(entry.votes)]
-            llm = (
-                samples[0]
-                if entry.votes == 1
-                else VotedClassifier(
-                    samples, min_share=entry.min_vote_share, label=f"llm:{entry.llm_model}"
-                )
-            )
+        factory = llm_factory or default_llm_factory
+        llm = None if args.replay else factory(config, entry)
         spec = RunSpec(
             cases=cases,
             config=config,
