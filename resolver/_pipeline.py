@@ -42,7 +42,11 @@ from ._types import (
 logger = logging.getLogger("resolver")
 
 _Prepared = tuple[
-    EffectiveCatalog, tuple[str, ...], tuple[tuple[str, str], ...], Mapping[str, Candidate]
+    EffectiveCatalog,
+    tuple[str, ...],
+    tuple[tuple[str, str], ...],
+    Mapping[str, Candidate],
+    Mapping[str, int],
 ]
 """What `Resolver._prepare` caches per surface."""
 
@@ -212,10 +216,12 @@ def finalize(
     timings: Timings,
     classifier: str,
     blank: Mapping[str, Candidate] | None = None,
+    order: Mapping[str, int] | None = None,
 ) -> Resolution:
     """Check the invariants once and build the `Resolution` with its ranked candidates.
 
-    `blank` optionally maps candidate names to their prebuilt unselected zero-score card.
+    `blank` optionally maps candidate names to their prebuilt unselected zero-score card and
+    `order` to their host position (both cached per surface by the resolver).
     """
     candidates = set(state.candidates)
     if not state.surface <= candidates:
@@ -225,10 +231,8 @@ def finalize(
     if missing_core:
         raise InvariantError(f"core tools missing from the surface: {sorted(missing_core)}")
     surface, scores, signals, excluded = state.surface, state.scores, state.signals, state.excluded
-
-    def wanted(name: str) -> bool:
-        # An excluded tool keeps the rank it would have had without state (global rank).
-        return name in surface or (name in excluded and bool(signals.get(name)))
+    # An excluded tool keeps the rank it would have had without state (global rank).
+    wanted = surface | {n for n in excluded if signals.get(n)}
 
     def card_signals(name: str) -> tuple[Signal, ...]:
         if name in excluded:
@@ -253,19 +257,19 @@ def finalize(
     # candidates are sorted; the unwanted zero-score ones keep host order between the
     # positive and the negative scores (their place in the full sort), with their cards
     # shared from `blank` when given: cheap on surfaces of thousands of tools.
-    ranked = sorted(
-        (0 if wanted(n) else 1, -score, i, n)
-        for i, n in enumerate(state.candidates)
-        if (score := scores.get(n, 0.0)) != 0.0 or wanted(n)
-    )
-    in_ranked = {row[3] for row in ranked}
+    if order is None:
+        order = {n: i for i, n in enumerate(state.candidates)}
+    keys = {n for n, score in scores.items() if score != 0.0} & candidates
+    keys |= wanted & candidates
+    ranked = sorted((0 if n in wanted else 1, -scores.get(n, 0.0), order[n], n) for n in keys)
     blank = blank or {}
     head = [card(n, -neg) for first, neg, _, n in ranked if first == 0 or neg < 0]
     negative = [card(n, -neg) for first, neg, _, n in ranked if first == 1 and neg > 0]
+    special = excluded | excluded_why.keys()
     zero = [
-        blank[n] if (n in blank and n not in excluded and n not in excluded_why) else card(n, 0.0)
+        blank[n] if (n in blank and n not in special) else card(n, 0.0)
         for n in state.candidates
-        if n not in in_ranked
+        if n not in keys
     ]
     cards = (*head, *zero, *negative)
     result = state.classification
@@ -417,7 +421,7 @@ class Resolver:
             return abstain("abstain", "empty_surface_abstain", available=0, timings=Timings())
 
         prepared = self._prepare(request.tools)
-        catalog, names, described, blank = prepared
+        catalog, names, described, blank, order = prepared
         state = TurnState(request=request, catalog=catalog, candidates=names)
         if self.catalogs.error:
             state = state.reason("catalog_layer_invalid")
@@ -472,6 +476,7 @@ class Resolver:
             timings=timings,
             classifier=classifier_label,
             blank=blank,
+            order=order,
         )
 
     def _prepare(self, tools: Sequence[ToolInfo]) -> _Prepared:
@@ -495,7 +500,8 @@ class Resolver:
             catalog = base.with_host_descriptions(list(host.items()))
             described = tuple((n, catalog.describe(n, host.get(n, ""))) for n in names)
             blank = {n: Candidate(n, 0.0, False) for n in names}
-            prepared = (catalog, names, described, blank)
+            order = {n: i for i, n in enumerate(names)}
+            prepared = (catalog, names, described, blank, order)
             if len(self._prepared) >= 8:
                 self._prepared.pop(next(iter(self._prepared)))
             self._prepared[key] = prepared
@@ -510,7 +516,7 @@ class Resolver:
         memo = self._parts_memo
         if memo is not None and memo[0] is prepared and memo[1] == (label, account):
             return memo[2]
-        catalog, _, described, _ = prepared
+        catalog, _, described, _, _ = prepared
         parts = isolation_parts(
             self.config,
             classifier=label,
