@@ -226,9 +226,8 @@ class OfflineClassifier:
         picks: list[str] = []
         for segment in segments:
             seg_scores = self._score(index, self._query(index, segment))
-            order = heapq.nlargest(
-                SEGMENT_PICKS, range(len(index.names)), key=seg_scores.__getitem__
-            )
+            scored = (i for i, score in enumerate(seg_scores) if score > 0)
+            order = heapq.nlargest(SEGMENT_PICKS, scored, key=seg_scores.__getitem__)
             best = seg_scores[order[0]] if order else 0.0
             if best <= 0:
                 continue

@@ -263,9 +263,18 @@ def finalize(
     keys |= wanted & candidates
     ranked = sorted((0 if n in wanted else 1, -scores.get(n, 0.0), order[n], n) for n in keys)
     blank = blank or {}
-    head = [card(n, -neg) for first, neg, _, n in ranked if first == 0 or neg < 0]
-    negative = [card(n, -neg) for first, neg, _, n in ranked if first == 1 and neg > 0]
     special = excluded | excluded_why.keys()
+    if special:
+        head = [card(n, -neg) for first, neg, _, n in ranked if first == 0 or neg < 0]
+    else:  # no exclusions (the common case): wanted == selected, inline for speed
+        head = [
+            Candidate(
+                n, round(float(-neg), 4), first == 0, signals.get(n, ()) if first == 0 else ()
+            )
+            for first, neg, _, n in ranked
+            if first == 0 or neg < 0
+        ]
+    negative = [card(n, -neg) for first, neg, _, n in ranked if first == 1 and neg > 0]
     zero = [
         blank[n] if (n in blank and n not in special) else card(n, 0.0)
         for n in state.candidates
