@@ -6,6 +6,7 @@ Modules, one concern each:
 - `metrics`    per-case scores and the summary metrics with Wilson intervals
 - `intervals`  Wilson score interval, task-cluster bootstrap, percentiles
 - `runner`     replays cases through the real `resolver.Resolver`
+- `harness`    one run: configuration, resolver, record/replay wiring, the result document
 - `record`     record/replay of classifier decisions (JSON lines per run)
 - `baseline`   the BM25 top-k baseline (bm25s) with k matched to the resolver's surface
 - `gate`       the frozen-margin non-inferiority gate
