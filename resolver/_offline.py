@@ -22,7 +22,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ._catalog import EffectiveCatalog
@@ -42,8 +42,8 @@ WEAK_RELATIVE_CUTOFF = 0.3
 """...or this fraction when the best score is weak (widen for recall)."""
 WEAK_SCORE = 5.0
 SEGMENT_RELATIVE_CUTOFF = 0.6
-SEGMENT_PICKS = 3
-MAX_SELECTED = 12
+SEGMENT_PICKS = 4
+MAX_SELECTED = 16
 MIN_TYPO_LENGTH = 4
 
 _SEGMENT_SPLIT = re.compile(
@@ -180,12 +180,10 @@ class OfflineClassifier:
         index = self._index(request)
         scores = self._full_scores(index, request)
         names = index.names
-        # Only scored candidates can be chosen or rank first (BM25 scores are >= 0).
-        ranked = sorted(
-            (i for i in range(len(names)) if scores[i] > 0), key=lambda i: (-scores[i], names[i])
-        )
+        positive = [i for i, v in enumerate(scores) if v > 0]
+        ranked = sorted(positive, key=lambda i: (-scores[i], names[i]))
         top = scores[ranked[0]] if ranked else 0.0
-        rounded = {names[i]: round(scores[i], 4) for i in ranked if scores[i] > 0}
+        rounded = {names[i]: round(scores[i], 4) for i in ranked}
         if top <= 0.0:
             return Classification(
                 selected=(),
@@ -197,20 +195,14 @@ class OfflineClassifier:
             )
         weak = top < WEAK_SCORE
         cutoff = top * (WEAK_RELATIVE_CUTOFF if weak else RELATIVE_CUTOFF)
-        chosen: dict[str, None] = {}
-        for i in ranked:
-            if scores[i] < cutoff or len(chosen) >= MAX_SELECTED:
-                break
-            chosen[names[i]] = None
-        for name in self._segment_picks(index, request.prompt):
-            if len(chosen) >= MAX_SELECTED:
-                break
-            chosen.setdefault(name, None)
+        lists = [[names[i] for i in ranked if scores[i] >= cutoff]]
+        lists.extend(self._segment_lists(index, request.prompt))
+        chosen = _round_robin(lists, MAX_SELECTED)
         second = scores[ranked[1]] if len(ranked) > 1 else 0.0
         margin = (top - second) / top
         confidence = min(1.0, 0.3 + 0.06 * top + 0.3 * margin)
         return Classification(
-            selected=tuple(chosen),
+            selected=chosen,
             confidence=round(confidence, 3),
             scores=rounded,
             reasoning=f"lexical match; best {names[ranked[0]]} ({top:.2f})",
@@ -218,20 +210,34 @@ class OfflineClassifier:
             classifier="offline",
         )
 
-    def _segment_picks(self, index: _Index, prompt: str) -> Iterable[str]:
-        """The best tools of each clause of a multi-part prompt."""
+    def _segment_lists(self, index: _Index, prompt: str) -> list[list[str]]:
+        """Per clause of a multi-part prompt: its best tools, best first."""
         segments = [s for s in _SEGMENT_SPLIT.split(prompt) if s and len(s.strip()) > 2]
         if len(segments) < 2:
             return []
-        picks: list[str] = []
+        lists: list[list[str]] = []
         for segment in segments:
             seg_scores = self._score(index, self._query(index, segment))
-            scored = (i for i, score in enumerate(seg_scores) if score > 0)
-            order = heapq.nlargest(SEGMENT_PICKS, scored, key=seg_scores.__getitem__)
+            order = heapq.nlargest(
+                SEGMENT_PICKS, range(len(index.names)), key=seg_scores.__getitem__
+            )
             best = seg_scores[order[0]] if order else 0.0
-            if best <= 0:
-                continue
-            for i in order[:SEGMENT_PICKS]:
-                if seg_scores[i] >= best * SEGMENT_RELATIVE_CUTOFF:
-                    picks.append(index.names[i])
-        return picks
+            if best > 0:
+                floor = best * SEGMENT_RELATIVE_CUTOFF
+                lists.append([index.names[i] for i in order if seg_scores[i] >= floor])
+        return lists
+
+
+def _round_robin(lists: Sequence[Sequence[str]], cap: int) -> tuple[str, ...]:
+    """Take the 1st of every list, then the 2nd of every list, ... up to `cap` names.
+
+    The whole-prompt ranking comes first, so a single-clause prompt is a plain top-of-ranking;
+    every clause of a multi-part prompt gets its best tool before any gets its second.
+    """
+    chosen: dict[str, None] = {}
+    depth = max((len(x) for x in lists), default=0)
+    for level in range(depth):
+        for items in lists:
+            if level < len(items) and len(chosen) < cap:
+                chosen.setdefault(items[level], None)
+    return tuple(chosen)

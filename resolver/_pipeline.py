@@ -11,11 +11,16 @@ eligible candidate core tools present) are checked once, in `finalize`.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import heapq
+import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+import orjson
 
 from ._cache import CacheHint, KeywordCache, apply_cache, learn_from_turn, persist_soon
 from ._catalog import CatalogStore, EffectiveCatalog
@@ -23,7 +28,7 @@ from ._classify import Classification, Classifier, ClassifyInput
 from ._config import ResolverConfig
 from ._errors import ClassifierError, ClassifierTimeout, InvariantError
 from ._offline import OfflineClassifier
-from ._reuse import ReuseStore, apply_reused, isolation_parts, key_fingerprint
+from ._reuse import ReuseStore, apply_reused, isolation_parts
 from ._state import evaluate as evaluate_state
 from ._types import (
     Candidate,
@@ -41,20 +46,31 @@ from ._types import (
 
 logger = logging.getLogger("resolver")
 
-_Prepared = tuple[
-    EffectiveCatalog,
-    tuple[str, ...],
-    tuple[tuple[str, str], ...],
-    Mapping[str, Candidate],
-    Mapping[str, int],
-]
-"""What `Resolver._prepare` caches per surface."""
-
 Clock = Callable[[], float]
 Observer = Callable[[TurnRequest, Resolution], None]
 
+_DECIDING_SIGNALS = frozenset({"classifier", "reuse", "cache", "continuity"})
+
+MAX_OTHER_CARDS = 50
+"""How many not-selected candidates the ranked card lists (the rest are counted)."""
+
 OFFLINE_RESERVE_S = 0.05
 """Part of the deadline kept back for the offline fallback after an LLM fault."""
+BACKSTOP_GRACE_S = 0.25
+"""The whole-turn backstop fires this long after the deadline (only a hung stage reaches it:
+the classifier's own budget ends OFFLINE_RESERVE_S before the deadline)."""
+
+
+@dataclass(frozen=True)
+class PreparedSurface:
+    """A candidate surface resolved against the catalog (cached per catalog + surface)."""
+
+    catalog: EffectiveCatalog
+    names: tuple[str, ...]
+    described: tuple[tuple[str, str], ...]
+    """(name, effective description) of every candidate, in host order."""
+    fingerprint: str
+    """Hash of the host's names + descriptions and the effective descriptions."""
 
 
 @dataclass(frozen=True)
@@ -215,14 +231,8 @@ def finalize(
     core_tools: Iterable[str],
     timings: Timings,
     classifier: str,
-    blank: Mapping[str, Candidate] | None = None,
-    order: Mapping[str, int] | None = None,
 ) -> Resolution:
-    """Check the invariants once and build the `Resolution` with its ranked candidates.
-
-    `blank` optionally maps candidate names to their prebuilt unselected zero-score card and
-    `order` to their host position (both cached per surface by the resolver).
-    """
+    """Check the invariants once and build the `Resolution` with its ranked candidates."""
     candidates = set(state.candidates)
     if not state.surface <= candidates:
         raise InvariantError(f"surface has non-candidates: {sorted(state.surface - candidates)}")
@@ -230,59 +240,49 @@ def finalize(
     missing_core -= state.surface
     if missing_core:
         raise InvariantError(f"core tools missing from the surface: {sorted(missing_core)}")
-    surface, scores, signals, excluded = state.surface, state.scores, state.signals, state.excluded
-    # An excluded tool keeps the rank it would have had without state (global rank).
-    wanted = surface | {n for n in excluded if signals.get(n)}
+
+    def wanted(name: str) -> bool:
+        # An excluded tool keeps the rank it would have had without state (global rank).
+        return name in state.surface or (name in state.excluded and bool(state.signals.get(name)))
+
+    def rank_key(name: str) -> tuple[int, int, float, str]:
+        # Kept tools first; among them, tools a turn-specific signal chose before core/full ones.
+        chosen = not _DECIDING_SIGNALS.isdisjoint(state.signals.get(name, ()))
+        return (0 if wanted(name) else 1, 0 if chosen else 1, -state.scores.get(name, 0.0), name)
 
     def card_signals(name: str) -> tuple[Signal, ...]:
-        if name in excluded:
-            return (*signals.get(name, ()), "state")
-        return signals.get(name, ()) if name in surface else ()
+        if name in state.excluded:
+            return (*state.signals.get(name, ()), "state")
+        return state.signals.get(name, ()) if name in state.surface else ()
 
+    head = sorted((n for n in state.surface | state.excluded if wanted(n)), key=rank_key)
+    in_head = set(head)
+    # The card lists every kept or excluded tool and the best MAX_OTHER_CARDS others; the rest
+    # are only counted (a 4,000-tool catalog would otherwise cost tens of ms per turn here).
+    scored = [n for n, v in state.scores.items() if v > 0 and n not in in_head and n in candidates]
+    others = heapq.nsmallest(MAX_OTHER_CARDS, scored, key=rank_key)
+    if len(others) < MAX_OTHER_CARDS:
+        taken = in_head | set(others)
+        zero = (n for n in state.candidates if n not in taken)
+        others += list(itertools.islice(zero, MAX_OTHER_CARDS - len(others)))
+    ranked = head + others
+    not_shown = len(state.candidates) - len(ranked)
     excluded_why: dict[str, str] = {}
     for e in state.exclusions:
         why = f"{e.field}: {e.why}"
         excluded_why[e.tool] = f"{excluded_why[e.tool]}; {why}" if e.tool in excluded_why else why
-
-    def card(name: str, score: float) -> Candidate:
-        return Candidate(
-            name,
-            round(float(score), 4),
-            name in surface,
-            card_signals(name),
-            excluded_why.get(name),
+    cards = tuple(
+        Candidate(
+            name=name,
+            score=round(float(state.scores.get(name, 0.0)), 4),
+            selected=name in state.surface,
+            signals=card_signals(name),
+            excluded=excluded_why.get(name),
         )
-
-    # Rank: wanted first, then by score, then in host order. Only the wanted or scored
-    # candidates are sorted; the unwanted zero-score ones keep host order between the
-    # positive and the negative scores (their place in the full sort), with their cards
-    # shared from `blank` when given: cheap on surfaces of thousands of tools.
-    if order is None:
-        order = {n: i for i, n in enumerate(state.candidates)}
-    keys = {n for n, score in scores.items() if score != 0.0} & candidates
-    keys |= wanted & candidates
-    ranked = sorted((0 if n in wanted else 1, -scores.get(n, 0.0), order[n], n) for n in keys)
-    blank = blank or {}
-    special = excluded | excluded_why.keys()
-    if special:
-        head = [card(n, -neg) for first, neg, _, n in ranked if first == 0 or neg < 0]
-    else:  # no exclusions (the common case): wanted == selected, inline for speed
-        head = [
-            Candidate(
-                n, round(float(-neg), 4), first == 0, signals.get(n, ()) if first == 0 else ()
-            )
-            for first, neg, _, n in ranked
-            if first == 0 or neg < 0
-        ]
-    negative = [card(n, -neg) for first, neg, _, n in ranked if first == 1 and neg > 0]
-    zero = [
-        blank[n] if (n in blank and n not in special) else card(n, 0.0)
-        for n in state.candidates
-        if n not in keys
-    ]
-    cards = (*head, *zero, *negative)
+        for name in ranked
+    )
     result = state.classification
-    tools_allow = [c.name for c in head if c.selected]
+    tools_allow = [c.name for c in cards if c.selected]
     summary = _summary(state, len(tools_allow))
     return Resolution(
         tools_allow=tools_allow,
@@ -291,9 +291,7 @@ def finalize(
         reason_codes=state.reasons,
         candidates=cards,
         cutoff=result.cutoff if result else None,
-        below_cutoff=len(cards)
-        - len(tools_allow)
-        - len((excluded_why.keys() & candidates) - surface),
+        below_cutoff=not_shown + sum(1 for c in cards if not c.selected and c.excluded is None),
         timings=timings,
         classifier=classifier,
         reasoning=result.reasoning if result else "",
@@ -365,10 +363,7 @@ class Resolver:
         self.llm = llm if llm is not None else _default_llm(self.config)
         self.observers = list(observers)
         self.clock = clock
-        self._prepared: dict[tuple[str, tuple[tuple[str, str], ...]], _Prepared] = {}
-        self._last_prepared: tuple[str, tuple[int, ...], tuple[ToolInfo, ...], _Prepared] | None
-        self._last_prepared = None
-        self._parts_memo: tuple[_Prepared, tuple[str, str], dict[str, str]] | None = None
+        self._prepared: dict[tuple[str, tuple[tuple[str, str], ...]], PreparedSurface] = {}
         self.cache = cache if cache is not None else KeywordCache(self.config.keyword_cache_file)
         self.reuse = reuse if reuse is not None else ReuseStore.from_config(self.config, clock)
 
@@ -385,7 +380,7 @@ class Resolver:
         start = self.clock()
         available = len(request.tools) if request.tools is not None else 0
         try:
-            async with asyncio.timeout(self.deadline_s + OFFLINE_RESERVE_S):
+            async with asyncio.timeout(self.deadline_s + BACKSTOP_GRACE_S):
                 resolution = await self._resolve(request, start)
         except TimeoutError:
             resolution = abstain(
@@ -430,7 +425,7 @@ class Resolver:
             return abstain("abstain", "empty_surface_abstain", available=0, timings=Timings())
 
         prepared = self._prepare(request.tools)
-        catalog, names, described, blank, order = prepared
+        catalog, names, described = prepared.catalog, prepared.names, prepared.described
         state = TurnState(request=request, catalog=catalog, candidates=names)
         if self.catalogs.error:
             state = state.reason("catalog_layer_invalid")
@@ -451,7 +446,13 @@ class Resolver:
             enabled=config.reuse.enabled,
             session_id=request.session_id,
             prompt=request.prompt,
-            parts=self._isolation_parts(prepared, request.tools),
+            parts=isolation_parts(
+                config,
+                classifier=self.llm.name if self.llm is not None else "offline",
+                catalog_fingerprint=catalog.fingerprint,
+                candidates_fingerprint=prepared.fingerprint,
+                skills=classify_input.skills,
+            ),
             refresh=request.refresh,
         )
         t_classify = self.clock()
@@ -480,62 +481,31 @@ class Resolver:
         state = apply_core(state, config.core_tools)
         timings = Timings(total_ms=self._ms(start), classifier_ms=classifier_ms, llm_ms=llm_ms)
         return finalize(
-            state,
-            core_tools=config.core_tools,
-            timings=timings,
-            classifier=classifier_label,
-            blank=blank,
-            order=order,
+            state, core_tools=config.core_tools, timings=timings, classifier=classifier_label
         )
 
-    def _prepare(self, tools: Sequence[ToolInfo]) -> _Prepared:
-        """The effective catalog, described candidates and blank (unselected, zero-score)
-        cards, cached per catalog + surface.
-
-        The same (frozen) tool objects as last turn hit without reading them: the last entry
-        holds them, so their ids cannot be reused while it is kept.
-        """
+    def _prepare(self, tools: Sequence[ToolInfo]) -> PreparedSurface:
+        """The effective catalog and described candidates, cached per catalog + surface."""
         base = self.catalogs.current()
-        ids = tuple(map(id, tools))
-        last = self._last_prepared
-        if last is not None and last[0] == base.fingerprint and last[1] == ids:
-            return last[3]
         surface = tuple((t.name, t.description) for t in tools if t.name)
         key = (base.fingerprint, surface)
-        prepared = self._prepared.get(key)
-        if prepared is None:
-            host = dict(surface)
-            names = tuple(dict.fromkeys(name for name, _ in surface))
-            catalog = base.with_host_descriptions(list(host.items()))
-            described = tuple((n, catalog.describe(n, host.get(n, ""))) for n in names)
-            blank = {n: Candidate(n, 0.0, False) for n in names}
-            order = {n: i for i, n in enumerate(names)}
-            prepared = (catalog, names, described, blank, order)
-            if len(self._prepared) >= 8:
-                self._prepared.pop(next(iter(self._prepared)))
-            self._prepared[key] = prepared
-        self._last_prepared = (base.fingerprint, ids, tuple(tools), prepared)
-        return prepared
-
-    def _isolation_parts(self, prepared: _Prepared, tools: Sequence[ToolInfo]) -> dict[str, str]:
-        """The reuse isolation key parts, computed once per prepared surface, classifier and
-        account (the surface, its catalog and skills are all fixed by `prepared`)."""
-        label = self.llm.name if self.llm is not None else "offline"
-        account = key_fingerprint(self.config.api_key())
-        memo = self._parts_memo
-        if memo is not None and memo[0] is prepared and memo[1] == (label, account):
-            return memo[2]
-        catalog, _, described, _, _ = prepared
-        parts = isolation_parts(
-            self.config,
-            classifier=label,
-            catalog_fingerprint=catalog.fingerprint,
-            tools=described,
-            host_tools=tools,
-            skills=catalog.skills,
+        cached = self._prepared.get(key)
+        if cached is not None:
+            return cached
+        host = dict(surface)
+        names = tuple(dict.fromkeys(name for name, _ in surface))
+        catalog = base.with_host_descriptions(list(host.items()))
+        described = tuple((n, catalog.describe(n, host.get(n, ""))) for n in names)
+        prepared = PreparedSurface(
+            catalog=catalog,
+            names=names,
+            described=described,
+            fingerprint=hashlib.sha256(orjson.dumps([described, surface])).hexdigest()[:16],
         )
-        self._parts_memo = (prepared, (label, account), parts)
-        return parts
+        if len(self._prepared) >= 8:
+            self._prepared.pop(next(iter(self._prepared)))
+        self._prepared[key] = prepared
+        return prepared
 
     async def _classify(
         self, state: TurnState, request: ClassifyInput, hint: CacheHint

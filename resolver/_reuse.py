@@ -36,7 +36,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -45,7 +45,7 @@ import orjson
 from ._classify import Classification
 from ._config import ResolverConfig
 from ._text import normalize_prompt
-from ._types import ReasonCode, Source, ToolInfo
+from ._types import ReasonCode, Source
 
 if TYPE_CHECKING:
     from ._pipeline import TurnState
@@ -69,14 +69,13 @@ def isolation_parts(
     *,
     classifier: str,
     catalog_fingerprint: str,
-    tools: Iterable[tuple[str, str]],
-    host_tools: Iterable[ToolInfo],
+    candidates_fingerprint: str,
     skills: Mapping[str, str],
 ) -> dict[str, str]:
     """Every part of the isolation key, each as a short hash (never a secret in clear).
 
-    `tools` holds (name, effective description) of every candidate, `host_tools` what the host
-    offered (names and its own descriptions): a change in either is a miss.
+    `candidates_fingerprint` hashes every candidate's name, effective description and the
+    host's own description: a change in any is a miss.
     """
     return {
         "apiBase": _sha(config.llm_api_base or "")[:16],
@@ -84,9 +83,7 @@ def isolation_parts(
         "classifier": _sha(classifier)[:16],
         "account": key_fingerprint(config.api_key()),
         "catalog": catalog_fingerprint,
-        "candidates": _sha(
-            [[list(t) for t in tools], [[t.name, t.description] for t in host_tools]]
-        )[:16],
+        "candidates": candidates_fingerprint,
         "skills": _sha(dict(skills))[:16],
         "options": _sha(
             {

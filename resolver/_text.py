@@ -2,8 +2,8 @@
 
 - identifiers are split: ``sessions_spawn`` -> sessions, spawn; ``getWeatherInfo`` -> get,
   weather, info; ``DNASequence`` -> dna, sequence;
-- Latin words are lower-cased, accents folded (``recuérdame`` -> recuerdame) and stemmed with a
-  small suffix stripper (``reminders`` -> remind, ``scheduling`` -> schedul);
+- Latin words are lower-cased, accents folded (``recuérdame`` -> recuerdame) and stemmed with
+  the English Snowball stemmer (``reminders`` -> remind, ``scheduling`` -> schedul);
 - CJK runs (Chinese, Japanese kana/kanji, Korean hangul) become overlapping character
   bigrams (and the single characters of runs of one), which match without a dictionary.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Any
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(
@@ -191,53 +192,37 @@ STOPWORDS = frozenset(
     ]
 )
 
-_SUFFIXES = (
-    "ational",
-    "ization",
-    "fulness",
-    "iveness",
-    "ations",
-    "ation",
-    "ments",
-    "ingly",
-    "ement",
-    "ment",
-    "ness",
-    "ings",
-    "ing",
-    "ers",
-    "ies",
-    "ied",
-    "ed",
-    "er",
-    "es",
-    "ly",
-    "s",
-)
+
+@lru_cache(maxsize=4096)
+def _fold_char(ch: str) -> str:
+    if ord(ch) < 0x0370:  # Latin (incl. extended) and Greek-free ranges: strip accents
+        return "".join(c for c in unicodedata.normalize("NFD", ch) if not unicodedata.combining(c))
+    return ch
 
 
 def fold(text: str) -> str:
-    """Lower-case and strip accents (NFKD), keeping CJK characters intact."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
+    """NFKC, lower-case, and strip accents from Latin letters only.
+
+    Hangul syllables and kana with voicing marks stay composed (a plain NFKD would split 서울
+    into jamo and turn で into て).
+    """
+    return "".join(_fold_char(ch) for ch in unicodedata.normalize("NFKC", text).lower())
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1)
+def _english() -> Any:
+    import snowballstemmer  # late: loaded on the first stemmed word, not at import
+
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=131072)
 def stem(word: str) -> str:
-    """A light English suffix stripper (deterministic, dictionary-free)."""
+    """English Snowball (Porter2) stem of a lower-case ASCII word; other words unchanged."""
     if len(word) <= 3 or not word.isascii() or word.isdigit():
         return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            base = word[: -len(suffix)]
-            if suffix == "ies":
-                return base + "y"
-            if suffix == "ied":
-                return base + "y"
-            if suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
-                return base + "e"
-            return base
-    return word
+    stemmed: str = _english().stemWord(word)
+    return stemmed
 
 
 def split_identifier(name: str) -> str:

@@ -7,7 +7,6 @@ produces is frozen.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -174,13 +173,10 @@ class Usage(BaseModel):
     completion_tokens: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """One ranked candidate: its score and why it is (or is not) in the surface.
+class Candidate(BaseModel):
+    """One ranked candidate: its score and why it is (or is not) in the surface."""
 
-    A frozen dataclass rather than a model: a resolution carries one per candidate (thousands
-    on large surfaces), and pydantic serializes it as part of `Resolution` all the same.
-    """
+    model_config = ConfigDict(frozen=True)
 
     name: str
     score: float

@@ -244,17 +244,13 @@ class SidecarManager {
       this.onExit(child, signal ? `signal ${signal}` : `exit code ${code}`),
     );
 
-    // configure is always the first frame; later frames may be pipelined behind it.
+    // configure is always the first frame; later frames may be pipelined behind it. A failed
+    // configure is handled in onLine, before any frame that follows it on the same child.
     this.send(child, "configure", { config: this.settings.raw }, {
       // Off the hot path (a resolve pipelined behind it has its own deadline), and often sent
       // while the host is busy starting up: be lenient.
       timeoutMs: Math.max(this.settings.sidecarTimeoutMs, CONFIGURE_TIMEOUT_MS),
       background: true,
-    }).then((reply) => {
-      if (reply.ok && isPlainObject(reply.result) && reply.result.ok === true) return;
-      if (this.child !== child) return;
-      this.logger.warn?.(`[${PLUGIN_ID}] sidecar configure failed (${reply.reason ?? "bad reply"}); abstaining`);
-      this.retire(child, "configure failed");
     });
     return child;
   }
@@ -368,6 +364,16 @@ class SidecarManager {
     }
     const entry = this.pending.get(frame.id);
     if (!entry || entry.child !== child) return true; // late reply to a call already settled
+    if (entry.method === "configure" && !(isPlainObject(frame.result) && frame.result.ok === true)) {
+      // A child that could not apply its config must not answer anything else (it would
+      // answer with defaults): retire it before the next line is read.
+      const detail = isPlainObject(frame.error)
+        ? `${frame.error.code ?? "error"}: ${String(frame.error.message ?? "").slice(0, 500)}`
+        : "reply without ok: true";
+      entry.finish({ ok: false, reason: `configure failed (${detail})` });
+      this.retire(child, `configure failed (${detail})`);
+      return false;
+    }
     if (isPlainObject(frame.error)) {
       const code = typeof frame.error.code === "string" ? frame.error.code : "error";
       entry.finish({ ok: false, reason: `sidecar error ${code}`, error: frame.error });

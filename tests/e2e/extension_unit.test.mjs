@@ -1,0 +1,330 @@
+// Unit tests of the OpenClaw extension (index.js) with a fake plugin API and the fake sidecar.
+// Run: node --test tests/e2e/extension_unit.test.mjs   (env PYTHON = a python3 interpreter)
+// tests/e2e/test_extension_unit.py runs this under pytest.
+
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync, chmodSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { afterEach, test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const REPO = resolve(HERE, "..", "..");
+const INDEX = join(REPO, "resolver", "hosts", "openclaw", "extension", "index.js");
+const FAKE = join(HERE, "fake_sidecar.py");
+const PYTHON = process.env.PYTHON || "python3";
+const GLOBAL_KEY = Symbol.for("openclaw-tool-resolver.sidecar");
+
+const plugin = (await import(INDEX)).default;
+
+function wrapper(dir) {
+  const path = join(dir, "fake-python");
+  writeFileSync(path, `#!/bin/sh\nexec "${PYTHON}" "${FAKE}" "$@"\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+/** A fresh scratch dir + fake sidecar env for one test. */
+function setup(mode = "fixed", tools = ["read", "web_search"]) {
+  const dir = mkdtempSync(join(tmpdir(), "ext-unit-"));
+  const log = join(dir, "frames.jsonl");
+  process.env.FAKE_SIDECAR_MODE = mode;
+  process.env.FAKE_SIDECAR_TOOLS = JSON.stringify(tools);
+  process.env.FAKE_SIDECAR_LOG = log;
+  process.env.FAKE_SIDECAR_DELAY_MS = "0";
+  const frames = () =>
+    existsSync(log)
+      ? readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
+      : [];
+  return { dir, python: wrapper(dir), frames };
+}
+
+function fakeApi(pluginConfig, { mode = "full", withLifecycle = true } = {}) {
+  const hooks = {};
+  const disposers = [];
+  const logs = [];
+  const log = (level) => (msg) => logs.push(`${level}: ${msg}`);
+  const api = {
+    id: "openclaw-tool-resolver",
+    registrationMode: mode,
+    pluginConfig,
+    logger: { info: log("info"), warn: log("warn"), error: log("error"), debug: log("debug") },
+    on(name, handler, opts) {
+      hooks[name] = { handler, opts };
+    },
+  };
+  if (withLifecycle) {
+    api.lifecycle = {
+      onDispose(fn) {
+        disposers.push(fn);
+        return () => {};
+      },
+    };
+  }
+  return { api, hooks, logs, dispose: async () => Promise.all(disposers.map((fn) => fn())) };
+}
+
+const EVENT = { prompt: "read notes.txt", messages: [{ role: "user", content: "hi" }] };
+const CTX = { agentId: "main", sessionId: "s1", sessionKey: "agent:main:main", runId: "r1" };
+
+async function waitFor(pred, ms = 5000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (pred()) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
+}
+
+afterEach(() => {
+  const manager = globalThis[GLOBAL_KEY];
+  manager?.killNow?.();
+  delete globalThis[GLOBAL_KEY];
+});
+
+test("registers before_prompt_build with a hook timeout above the sidecar deadline", () => {
+  const s = setup();
+  const a = fakeApi({ pythonPath: s.python, llmTimeoutMs: 2000 });
+  plugin.register(a.api);
+  assert.deepEqual(Object.keys(a.hooks).sort(), ["after_tool_call", "before_prompt_build", "llm_input"]);
+  assert.equal(a.hooks.before_prompt_build.opts.timeoutMs, 2000 + 1500 + 500);
+});
+
+test("default deadline is llmTimeoutMs 4000 + 1500; sidecarTimeoutMs overrides it", () => {
+  const s = setup();
+  const a = fakeApi({ pythonPath: s.python });
+  plugin.register(a.api);
+  assert.equal(a.hooks.before_prompt_build.opts.timeoutMs, 4000 + 1500 + 500);
+  const b = fakeApi({ pythonPath: s.python, sidecarTimeoutMs: 900 });
+  plugin.register(b.api);
+  assert.equal(b.hooks.before_prompt_build.opts.timeoutMs, 1400);
+});
+
+test("enabled:false registers nothing and starts nothing", async () => {
+  const s = setup();
+  const a = fakeApi({ pythonPath: s.python, enabled: false });
+  plugin.register(a.api);
+  assert.deepEqual(a.hooks, {});
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(s.frames().length, 0);
+});
+
+test("many register() calls share one child; configure is its first frame", async () => {
+  const s = setup();
+  const apis = [1, 2, 3].map(() => fakeApi({ pythonPath: s.python }));
+  for (const a of apis) plugin.register(a.api);
+  const results = await Promise.all(apis.map((a) => a.hooks.before_prompt_build.handler(EVENT, CTX)));
+  for (const r of results) assert.deepEqual(r, { toolsAllow: ["read", "web_search"] });
+  const frames = s.frames();
+  assert.equal(frames.filter((f) => f.event === "start").length, 1);
+  assert.equal(frames[1].method, "configure");
+  assert.equal(frames.filter((f) => f.method === "resolve").length, 3);
+  const resolveFrame = frames.find((f) => f.method === "resolve");
+  assert.equal(resolveFrame.params.event.prompt, "read notes.txt");
+  assert.deepEqual(resolveFrame.params.ctx, CTX);
+});
+
+test("resolve params carry only the last 50 messages and JSON-safe ctx fields", async () => {
+  const s = setup();
+  const a = fakeApi({ pythonPath: s.python });
+  plugin.register(a.api);
+  const messages = Array.from({ length: 70 }, (_, i) => ({ role: "user", content: `m${i}` }));
+  const ctx = { ...CTX, hookInvocation: { assertActive() {} }, trace: { x: 1 }, modelId: "m" };
+  await a.hooks.before_prompt_build.handler({ prompt: "p", messages }, ctx);
+  const frame = s.frames().find((f) => f.method === "resolve");
+  assert.equal(frame.params.event.messages.length, 50);
+  assert.equal(frame.params.event.messages[0].content, "m20");
+  assert.equal(frame.params.event.messageCount, 70);
+  assert.deepEqual(frame.params.ctx, { ...CTX, modelId: "m" });
+});
+
+for (const [name, tools] of [
+  ["a string", "read"],
+  ["a non-string item", ["read", 3]],
+  ["an empty name", ["read", ""]],
+  ["an object", { read: true }],
+]) {
+  test(`a toolsAllow that is ${name} becomes undefined (abstain), never a malformed value`, async () => {
+    const s = setup("bad_result", tools);
+    const a = fakeApi({ pythonPath: s.python });
+    plugin.register(a.api);
+    assert.equal(await a.hooks.before_prompt_build.handler(EVENT, CTX), undefined);
+  });
+}
+
+test("null toolsAllow abstains; [] is passed through (the sidecar's explicit choice)", async () => {
+  let s = setup("fixed", null);
+  let a = fakeApi({ pythonPath: s.python });
+  plugin.register(a.api);
+  assert.equal(await a.hooks.before_prompt_build.handler(EVENT, CTX), undefined);
+  globalThis[GLOBAL_KEY].killNow();
+  delete globalThis[GLOBAL_KEY];
+  s = setup("fixed", []);
+  a = fakeApi({ pythonPath: s.python });
+  plugin.register(a.api);
+  assert.deepEqual(await a.hooks.before_prompt_build.handler(EVENT, CTX), { toolsAllow: [] });
+});
+
+test("an error frame abstains", async () => {
+  const s = setup("error");
+  const a = fakeApi({ pythonPath: s.python });
+  plugin.register(a.api);
+  assert.equal(await a.hooks.before_prompt_build.handler(EVENT, CTX), undefined);
+});
+
+test("a failed configure retires the child before it answers anything with defaults", async () => {
+  const s = setup("configure_error");
+  const a = fakeApi({ pythonPath: s.python });
+  plugin.register(a.api);
+  // The fake answers configure with an error and the pipelined resolve with a decision.
+  assert.equal(await a.hooks.before_prompt_build.handler(EVENT, CTX), undefined);
+  assert.ok(a.logs.some((l) => l.includes("configure failed (invalid_config: llmTimeoutMs: bad)")));
+});
+
+test("a hung resolve abstains at the deadline, then a fresh child is started", async () => {
+  const s = setup("hang");
+  const a = fakeApi({ pythonPath: s.python, sidecarTimeoutMs: 400 });
+  plugin.register(a.api);
+  const t0 = Date.now();
+  assert.equal(await a.hooks.before_prompt_build.handler(EVENT, CTX), undefined);
+  const took = Date.now() - t0;
+  assert.ok(took >= 390 && took < 1500, `took ${took} ms`);
+  assert.ok(await waitFor(() => s.frames().filter((f) => f.event === "start").length >= 2));
+  assert.ok(a.logs.some((l) => l.includes("resolve timed out after 400 ms")));
+});
+
+test("a crash at start abstains at once and backs off instead of respawning in a loop", async () => {
+  const s = setup("crash");
+  const a = fakeApi({ pythonPath: s.python, sidecarTimeoutMs: 5000 });
+  plugin.register(a.api);
+  const t0 = Date.now();
+  for (let i = 0; i < 5; i++) {
+    assert.equal(await a.hooks.before_prompt_build.handler(EVENT, CTX), undefined);
+  }
+  assert.ok(Date.now() - t0 < 3000, "crashes must not wait for the deadline");
+  const starts = s.frames().filter((f) => f.event === "start").length;
+  assert.ok(starts >= 2 && starts <= 4, `started ${starts} times`);
+  assert.ok(a.logs.some((l) => l.includes("fake sidecar: crashing at start")));
+});
+
+test("garbage on stdout abstains at once", async () => {
+  const s = setup("garbage");
+  const a = fakeApi({ pythonPath: s.python, sidecarTimeoutMs: 10000 });
+  plugin.register(a.api);
+  const t0 = Date.now();
+  assert.equal(await a.hooks.before_prompt_build.handler(EVENT, CTX), undefined);
+  assert.ok(Date.now() - t0 < 3000);
+});
+
+test("a missing interpreter abstains", async () => {
+  setup();
+  const a = fakeApi({ pythonPath: "/nonexistent/python3" });
+  plugin.register(a.api);
+  assert.equal(await a.hooks.before_prompt_build.handler(EVENT, CTX), undefined);
+});
+
+test("llm_input and after_tool_call send fire-and-forget observations", async () => {
+  const s = setup();
+  const a = fakeApi({ pythonPath: s.python });
+  plugin.register(a.api);
+  const ret1 = a.hooks.llm_input.handler(
+    {
+      runId: "r1",
+      sessionId: "s1",
+      provider: "mock",
+      model: "mock-model",
+      prompt: "p",
+      historyMessages: [],
+      imagesCount: 0,
+      tools: [{ name: "read", description: "Read a file", parameters: {}, execute() {} }, { bad: 1 }],
+    },
+    CTX,
+  );
+  const ret2 = a.hooks.after_tool_call.handler(
+    { toolName: "read", params: { path: "x" }, runId: "r1", toolCallId: "c1", result: "secret", durationMs: 5 },
+    { ...CTX, toolName: "read", toolCallId: "c1" },
+  );
+  assert.equal(ret1, undefined);
+  assert.equal(ret2, undefined);
+  assert.ok(await waitFor(() => s.frames().filter((f) => f.method?.startsWith("observe_")).length === 2));
+  const surface = s.frames().find((f) => f.method === "observe_surface");
+  assert.deepEqual(surface.params.tools, [{ name: "read", description: "Read a file" }]);
+  const calls = s.frames().find((f) => f.method === "observe_tool_calls");
+  assert.deepEqual(calls.params.calls, [{ name: "read", ok: true, toolCallId: "c1", durationMs: 5 }]);
+  assert.ok(!JSON.stringify(calls).includes("secret"), "tool params/results are not forwarded");
+});
+
+test("dispose stops the child only when the last registration goes", async () => {
+  const s = setup();
+  const a = fakeApi({ pythonPath: s.python });
+  const b = fakeApi({ pythonPath: s.python });
+  plugin.register(a.api);
+  plugin.register(b.api);
+  await a.hooks.before_prompt_build.handler(EVENT, CTX);
+  const manager = globalThis[GLOBAL_KEY];
+  const first = manager.child.proc;
+  await a.dispose();
+  assert.equal(manager.child?.proc, first, "still in use by b");
+  await b.dispose();
+  assert.equal(manager.child, undefined);
+  assert.ok(await waitFor(() => first.exitCode !== null || first.signalCode !== null));
+  assert.ok(await waitFor(() => s.frames().some((f) => f.event === "eof")), "child saw stdin EOF");
+});
+
+test("a host without api.lifecycle still works", async () => {
+  const s = setup();
+  const a = fakeApi({ pythonPath: s.python }, { withLifecycle: false });
+  plugin.register(a.api);
+  assert.deepEqual(await a.hooks.before_prompt_build.handler(EVENT, CTX), {
+    toolsAllow: ["read", "web_search"],
+  });
+});
+
+test("a changed config restarts the child with the new configure", async () => {
+  const s = setup();
+  const a = fakeApi({ pythonPath: s.python, llmModel: "one" });
+  plugin.register(a.api);
+  await a.hooks.before_prompt_build.handler(EVENT, CTX);
+  const b = fakeApi({ pythonPath: s.python, llmModel: "two" });
+  plugin.register(b.api);
+  await b.hooks.before_prompt_build.handler(EVENT, CTX);
+  const configures = s.frames().filter((f) => f.method === "configure");
+  assert.deepEqual(
+    configures.map((f) => f.params.config.llmModel),
+    ["one", "two"],
+  );
+});
+
+test("cli-metadata and setup-only loads register nothing", () => {
+  const s = setup();
+  for (const mode of ["cli-metadata", "setup-only"]) {
+    const a = fakeApi({ pythonPath: s.python }, { mode });
+    plugin.register(a.api);
+    assert.deepEqual(a.hooks, {});
+  }
+});
+
+test("a one-shot process exits promptly while the sidecar is alive (child and pipes unref'd)", () => {
+  const s = setup();
+  const script = `
+    const plugin = (await import(${JSON.stringify(INDEX)})).default;
+    const hooks = {};
+    plugin.register({ registrationMode: "full", pluginConfig: { pythonPath: ${JSON.stringify(s.python)} },
+      logger: console, on: (n, h) => { hooks[n] = h; } });
+    const r = await hooks.before_prompt_build({ prompt: "x", messages: [] }, {});
+    console.log(JSON.stringify(r));
+  `;
+  const t0 = Date.now();
+  const out = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+    encoding: "utf8",
+    timeout: 20000,
+    env: process.env,
+  });
+  const took = Date.now() - t0;
+  assert.equal(out.status, 0, out.stderr);
+  assert.equal(out.stdout.trim(), JSON.stringify({ toolsAllow: ["read", "web_search"] }));
+  assert.ok(took < 5000, `exited after ${took} ms`);
+});
+
