@@ -199,22 +199,23 @@ _TRANSPORT_ERRORS = _transport_errors()
 def parse_lenient(content: str) -> Any:
     """The JSON object in `content`: whole, inside a code fence, or amid leading/trailing text."""
     text = content.strip()
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        pass
     fence = re.search(r"```(?:json|JSON)?\s*(.*?)```", text, re.DOTALL)
-    if fence:
-        try:
-            return orjson.loads(fence.group(1).strip())
-        except orjson.JSONDecodeError:
-            pass
     start, end = text.find("{"), text.rfind("}")
+    attempts = [text]
+    if fence:
+        attempts.append(fence.group(1).strip())
     if 0 <= start < end:
+        attempts.append(text[start : end + 1])
+    found: Any = None
+    for attempt in attempts:
         try:
-            return orjson.loads(text[start : end + 1])
+            found = orjson.loads(attempt)
         except orjson.JSONDecodeError:
-            pass
+            continue
+        if isinstance(found, dict):
+            return found  # an object wins over any other JSON value the text also is
+    if found is not None:
+        return found
     raise ClassifierOutputError("the answer is not JSON")
 
 

@@ -127,14 +127,21 @@ class OfflineClassifier:
         self._max_indexes = max_indexes
         self._lock = threading.Lock()
 
+    def warm(self, tools: tuple[tuple[str, str], ...], catalog: EffectiveCatalog) -> None:
+        """Build (and cache) the index for a candidate set now, off the turn's path."""
+        self._index_for(tools, catalog)
+
     def _index(self, request: ClassifyInput) -> _Index:
-        key = (request.catalog.fingerprint, hash(request.tools))
+        return self._index_for(request.tools, request.catalog)
+
+    def _index_for(self, tools: tuple[tuple[str, str], ...], catalog: EffectiveCatalog) -> _Index:
+        key = (catalog.fingerprint, hash(tools))
         with self._lock:
             index = self._indexes.get(key)
             if index is not None:
                 self._indexes.move_to_end(key)
                 return index
-        index = _build_index(request.tools, request.catalog)
+        index = _build_index(tools, catalog)
         with self._lock:
             self._indexes[key] = index
             while len(self._indexes) > self._max_indexes:

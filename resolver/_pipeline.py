@@ -484,6 +484,11 @@ class Resolver:
             state, core_tools=config.core_tools, timings=timings, classifier=classifier_label
         )
 
+    def warm(self, tools: Sequence[ToolInfo]) -> None:
+        """Build the catalog view and the offline index for a surface ahead of its first turn."""
+        prepared = self._prepare(tools)
+        self.offline.warm(prepared.described, prepared.catalog)
+
     def _prepare(self, tools: Sequence[ToolInfo]) -> PreparedSurface:
         """The effective catalog and described candidates, cached per catalog + surface."""
         base = self.catalogs.current()
@@ -511,27 +516,32 @@ class Resolver:
         self, state: TurnState, request: ClassifyInput, hint: CacheHint
     ) -> tuple[TurnState, str, float | None]:
         """The classifier stage: LLM when configured, offline otherwise or as the fallback."""
+        if self.llm is not None:
+            return await self._classify_llm(self.llm, state, request, hint)
         offline = self.offline.classify_sync(request)
-        if self.llm is None:
-            if not offline.has_signal:
-                # Nothing in the prompt points at any tool: core tools only (chit-chat).
-                return (
-                    replace(state, scores=offline.scores, confidence=0.0).reason(
-                        "offline_selected"
-                    ),
-                    "offline",
-                    None,
-                )
-            return (
-                apply_classification(state, offline, "offline", "offline_selected"),
-                ("offline"),
-                None,
-            )
+        if not offline.has_signal:
+            # Nothing in the prompt points at any tool: core tools only (chit-chat).
+            quiet = replace(state, scores=offline.scores, confidence=0.0)
+            return quiet.reason("offline_selected"), "offline", None
+        return apply_classification(state, offline, "offline", "offline_selected"), "offline", None
 
+    async def _classify_llm(
+        self, llm: Classifier, state: TurnState, request: ClassifyInput, hint: CacheHint
+    ) -> tuple[TurnState, str, float | None]:
+        """The LLM request goes out first; the offline answer (the fallback, and the scores for
+        the ranked card) is computed in a worker thread while the request is in flight, so a
+        cold offline index never eats the LLM's budget."""
         t0 = self.clock()
-        try:
+
+        async def ask() -> Classification:
             async with asyncio.timeout(max(0.001, request.timeout_s)):
-                result = await self.llm.classify(request)
+                return await llm.classify(request)
+
+        llm_task = asyncio.ensure_future(ask())
+        try:
+            await asyncio.sleep(0)  # let the request start before the CPU-bound offline pass
+            offline = await asyncio.to_thread(self.offline.classify_sync, request)
+            result = await llm_task
         except TimeoutError:
             return (
                 self._fallback(state, offline, "llm_timeout_fallback", hint),
@@ -543,6 +553,9 @@ class Resolver:
         except ClassifierError as exc:
             logger.warning("resolver: classifier failed (%s): %s", exc.reason, exc)
             return self._fallback(state, offline, exc.reason, hint), "offline", self._ms(t0)
+        finally:
+            if not llm_task.done():
+                llm_task.cancel()
         llm_ms = result.latency_ms if result.latency_ms is not None else self._ms(t0)
         state = replace(state, llm_tools=result.selected, scores=dict(offline.scores))
         if result.confidence < self.config.confidence_threshold:

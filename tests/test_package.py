@@ -21,9 +21,8 @@ def test_all_is_sorted_and_complete() -> None:
         return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
 
     assert resolver.__all__ == sorted(resolver.__all__, key=isort_key)
-    public = {
-        n for n in dir(resolver) if not n.startswith("_") and n not in {"hosts", "cli", "bench"}
-    }
+    subpackages = {"hosts", "cli", "telemetry", "bench"}
+    public = {n for n in dir(resolver) if not n.startswith("_") and n not in subpackages}
     assert public == set(resolver.__all__)
 
 
@@ -48,3 +47,5 @@ def test_wheel_carries_catalogs_and_schemas(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "resolver/_data/catalogs/default-catalog.json" in names
     assert "resolver/_data/schemas/catalog.v1.json" in names
+    assert "resolver/_data/schemas/telemetry-event.v1.json" in names
+    assert "resolver/_data/catalogs/openclaw-2026.9.6-tools.json" in names

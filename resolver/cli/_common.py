@@ -57,7 +57,9 @@ def messages_from_file(path: str | None) -> list[Message]:
 
 
 def build_resolver(config: ResolverConfig) -> Resolver:
-    return Resolver(config)
+    from ..telemetry import observers_for  # late: only when a command builds a resolver
+
+    return Resolver(config, observers=observers_for(config))
 
 
 def print_json(data: Any) -> None:

@@ -183,6 +183,15 @@ test("a failed configure retires the child before it answers anything with defau
   assert.ok(a.logs.some((l) => l.includes("configure failed (invalid_config: llmTimeoutMs: bad)")));
 });
 
+test("a reply written just before the child exits is still delivered", async () => {
+  const s = setup("exit_after_resolve");
+  const a = fakeApi({ pythonPath: s.python });
+  plugin.register(a.api);
+  assert.deepEqual(await a.hooks.before_prompt_build.handler(EVENT, CTX), {
+    toolsAllow: ["read", "web_search"],
+  });
+});
+
 test("a hung resolve abstains at the deadline, then a fresh child is started", async () => {
   const s = setup("hang");
   const a = fakeApi({ pythonPath: s.python, sidecarTimeoutMs: 400 });

@@ -14,6 +14,7 @@ Selected by environment variables (set by the e2e fixtures):
                           test can send a malformed ``toolsAllow`` such as ``"read"`` or ``[1]``
     ``error``             answer ``resolve`` with an error frame
     ``configure_error``   answer ``configure`` with an error frame, then ``resolve`` as ``fixed``
+    ``exit_after_resolve`` answer ``resolve`` as ``fixed``, then exit 0 at once
 ``FAKE_SIDECAR_TOOLS``
     JSON value for ``toolsAllow`` (default ``["read", "web_search"]``).
 ``FAKE_SIDECAR_LOG``
@@ -86,6 +87,8 @@ def handle(req: dict[str, Any]) -> None:
                     },
                 }
             )
+            if MODE == "exit_after_resolve":
+                os._exit(0)
     elif method == "observe_surface":
         send({"id": rid, "result": {"known": len(req.get("params", {}).get("tools") or [])}})
     elif method in ("observe_tool_calls",):

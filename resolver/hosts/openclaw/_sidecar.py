@@ -76,6 +76,7 @@ class Sidecar:
         self.resolver: Resolver | None = None
         self.surface = SurfaceView()
         self._defaults = [t.name for t in default_surface()]
+        self._background: set[asyncio.Future[None]] = set()
 
     async def handle(self, frame: Mapping[str, Any]) -> dict[str, Any]:
         request_id = frame.get("id")
@@ -92,9 +93,12 @@ class Sidecar:
                 tools: list[dict[str, Any]] = raw_tools if isinstance(raw_tools, list) else []
                 ctx = params.get("ctx") or {}
                 run_id = ctx.get("runId") if isinstance(ctx, dict) else None
+                before = len(self.surface.tools)
                 known = self.surface.observe(
                     tools, run_id if isinstance(run_id, str) else None, self.clock()
                 )
+                if known != before:
+                    self._warm_soon()
                 result = {"known": known}
             elif method == "observe_tool_calls":
                 result = {"ok": True}
@@ -120,7 +124,24 @@ class Sidecar:
         if warm is not None:
             with contextlib.suppress(Exception):
                 await warm()
+        self._warm_soon()
         return {"ok": True}
+
+    def _warm_soon(self) -> None:
+        """Build the offline index for the current candidates in a worker thread (off-turn)."""
+        resolver, tools = self.resolver, self._candidates()
+        if resolver is None:
+            return
+
+        def work() -> None:
+            try:
+                resolver.warm(tools)
+            except Exception:  # warming is an optimisation; the turn builds the index itself
+                logger.debug("resolver sidecar: warm-up failed", exc_info=True)
+
+        task = asyncio.ensure_future(asyncio.to_thread(work))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _candidates(self) -> list[ToolInfo]:
         names = dict.fromkeys(self._defaults)

@@ -34,6 +34,7 @@ const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 60_000;
 const STOP_GRACE_MS = 1000;
 const CONFIGURE_TIMEOUT_MS = 10_000;
+const EXIT_DRAIN_MS = 100;
 
 // Context fields forwarded to the sidecar. Everything else in ctx (functions, trace objects,
 // channel details, sender identities) stays in the host.
@@ -287,6 +288,7 @@ class SidecarManager {
   retire(child, reason) {
     if (this.child === child) this.child = undefined;
     child.expectedExit = true;
+    child.retired = true;
     this.failPending(child, reason);
     signal(child, "SIGKILL");
     this.noteFailure(reason, child);
@@ -322,9 +324,20 @@ class SidecarManager {
   onExit(child, how) {
     if (child.exited) return;
     child.exited = true;
-    if (this.child === child) this.child = undefined;
-    this.failPending(child, `sidecar ${how}`);
-    if (!child.expectedExit) this.noteFailure(`sidecar ${how}`, child);
+    if (this.child === child) this.child = undefined; // no new calls go to it
+    // Replies (and the stderr tail) the child wrote before exiting may still sit in the pipes:
+    // settle once they are drained ("close"), or shortly after exit if a grandchild keeps a
+    // pipe open.
+    let settled = false;
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      this.failPending(child, `sidecar ${how}`);
+      if (!child.expectedExit) this.noteFailure(`sidecar ${how}`, child);
+    };
+    child.proc.once("close", settle);
+    const timer = setTimeout(settle, EXIT_DRAIN_MS);
+    timer.unref?.();
   }
 
   onStderr(child, chunk) {
@@ -337,7 +350,7 @@ class SidecarManager {
   }
 
   onStdout(child, chunk) {
-    if (this.child !== child) return; // late output of a retired child
+    if (child.retired) return; // a killed child's output is not trusted
     child.buf += chunk;
     let nl;
     while ((nl = child.buf.indexOf("\n")) >= 0) {

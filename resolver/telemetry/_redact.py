@@ -1,0 +1,105 @@
+"""Secret redaction for anything telemetry writes that came from a user (prompts, reasoning).
+
+What is replaced (by ``[REDACTED:<kind>]``), in this order:
+
+1. the configured classifier key (`ResolverConfig.api_key()`), wherever it appears, verbatim;
+2. PEM private keys (``-----BEGIN ... PRIVATE KEY-----`` to the matching END, or to the end of
+   the text when the END line is missing);
+3. ``Authorization:``/``Proxy-Authorization:`` header values (Bearer, Basic, Token, ...) and any
+   ``Bearer <token>``;
+4. passwords in URLs: ``scheme://user:password@host`` keeps the user, drops the password;
+5. Anthropic keys (``sk-ant-...``) and OpenAI-style keys (``sk-...``, ``sk-proj-...``, 16+ chars);
+6. AWS access key ids (``AKIA...``/``ASIA...`` + 16);
+7. GitHub tokens (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``);
+8. Slack tokens (``xoxb-``, ``xoxp-``, ``xoxa-``, ``xoxr-``, ``xoxs-``, ``xoxo-``);
+9. JSON Web Tokens (``eyJ<header>.eyJ<payload>.<signature>``);
+10. assignments whose name ends in a secret word: ``api_key=...``, ``"token": "..."``,
+    ``password: ...``, ``client_secret=...``, ``AWS_SECRET_ACCESS_KEY=...``, ``pwd=...``, ...
+    (the name is kept, the value replaced; ``max_tokens=400`` is not touched).
+
+Each family is tried only when the text contains a substring all its matches contain (cheap
+pre-checks); redaction runs on the telemetry writer's thread, never on the hook path.
+
+Redaction runs on the whole text before it is cut to ``promptExcerptLength``, so a cut never
+leaves half a secret behind. It is a safety net, not a guarantee for secrets of unknown shape:
+set ``capturePrompts: false`` to keep prompt text out of telemetry altogether.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+_PEM = re.compile(
+    r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+    r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    re.DOTALL,
+)
+_AUTH_HEADER = re.compile(
+    r"(?i)\b((?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)"
+    r"(?:(bearer|basic|token|digest|negotiate|apikey)\s+)?[^\s\"',;]+"
+)
+_BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/]{8,}=*")
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{1,20}://[^\s/:@\"'<>]+):[^\s/@\"'<>]+@")
+_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    # (kind, a substring every match contains - a cheap pre-check, the pattern)
+    ("anthropic_key", "sk-ant-", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{8,}")),
+    ("openai_key", "sk-", re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")),
+    (
+        "aws_access_key",
+        "A",
+        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[A-Z0-9]{16}\b"),
+    ),
+    (
+        "github_token",
+        "_",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+    ),
+    ("slack_token", "xox", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{8,}")),
+    ("jwt", "eyJ", re.compile(r"\beyJ[A-Za-z0-9_\-]{4,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*")),
+)
+_SECRET_NAME = (
+    r"(?:api[_\-]?key|apikey|secret(?:[_\-]?key)?|access[_\-]?key(?:[_\-]?id)?|private[_\-]?key"
+    r"|token|passw(?:or)?d|passwd|pwd|credentials?|session[_\-]?key)"
+)
+_ASSIGNMENT = re.compile(
+    r"(?i)(" + _SECRET_NAME + r")([\"']?\s*[:=]\s*[\"']?)(?!\[REDACTED)([^\s\"'&,;<>]+)"
+)
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """`text` with every secret this module knows (and each of `secrets`) replaced."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[REDACTED:configured_key]")
+    lower = text.lower()
+    if "private key" in lower:
+        text = _PEM.sub("[REDACTED:private_key]", text)
+    if "authorization" in lower:
+        text = _AUTH_HEADER.sub(_auth_replacement, text)
+    if "bearer" in lower:
+        text = _BEARER.sub(r"\1 [REDACTED:bearer]", text)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(r"\1:[REDACTED:password]@", text)
+    for kind, marker, pattern in _PATTERNS:
+        if marker in text:
+            text = pattern.sub(f"[REDACTED:{kind}]", text)
+    if "=" in text or ":" in text:
+        text = _ASSIGNMENT.sub(r"\1\2[REDACTED:secret]", text)
+    return text
+
+
+def _auth_replacement(match: re.Match[str]) -> str:
+    scheme = f"{match.group(2)} " if match.group(2) else ""
+    return f"{match.group(1)}{scheme}[REDACTED:authorization]"
+
+
+def excerpt(text: str, limit: int, secrets: Iterable[str] = ()) -> str:
+    """The redacted text cut to at most `limit` characters."""
+    return redact(text, secrets)[: max(0, limit)]
+
+
+def prompt_hash(redacted: str) -> str:
+    """``sha256:<hex>`` of the (already redacted) prompt: groups identical prompts."""
+    return "sha256:" + hashlib.sha256(redacted.encode("utf-8", "surrogatepass")).hexdigest()
