@@ -83,3 +83,32 @@ def test_no_usable_line_is_an_error(tmp_path: Path) -> None:
     telemetry = write_lines(tmp_path / "t.jsonl", [{"toolsAllow": ["read"]}])
     with pytest.raises(ConfigError, match="usedTools"):
         cases_from_telemetry([str(telemetry)], name="x")
+
+
+def test_cases_from_real_telemetry_events(tmp_path: Path) -> None:
+    """Lines written from the telemetry event model (shadow turns with usedTools) become cases."""
+    from resolver import Resolver, ResolverConfig, TurnRequest
+    from resolver._surface import default_surface
+    from resolver.telemetry import SurfaceMeter, snapshot
+
+    config = ResolverConfig(catalog_overrides_file=None)
+    resolver = Resolver(config, llm=None)
+    lines = []
+    for turn, (prompt, used) in enumerate(
+        [("take a photo with the door camera", ["nodes"]), ("search the web for llamas", [])], 1
+    ):
+        request = TurnRequest(prompt=prompt, tools=default_surface(), sessionId="s-1")
+        resolution = resolver.resolve_sync(request)
+        snap = snapshot(
+            request, resolution, config, turn=turn, now=1_700_000_000.0, used_tools=used
+        )
+        event = snap.event(SurfaceMeter())
+        lines.append(event.model_dump(mode="json", by_alias=True))
+    telemetry = write_lines(tmp_path / "t.jsonl", lines)
+    out = tmp_path / "cases.json"
+    assert main(["bench", "generate", str(telemetry), "--out", str(out)]) == 0
+    cases = parse_case_file(out.read_bytes(), path=str(out))
+    assert [(c.prompt, c.must_include) for c in cases.cases] == [
+        ("take a photo with the door camera", ["nodes"])
+    ]
+    assert cases.cases[0].cluster is not None and "s-1" not in out.read_text()
