@@ -299,6 +299,7 @@ async def serve(
         task = asyncio.create_task(answer(frame))
         pending.add(task)
         task.add_done_callback(pending.discard)
+        await asyncio.sleep(0)  # the resolve takes its view of the surface before the next frame
     if pending:
         await asyncio.wait(pending, timeout=5)
 
