@@ -57,9 +57,10 @@ MAX_OTHER_CARDS = 50
 
 OFFLINE_RESERVE_S = 0.05
 """Part of the deadline kept back for the offline fallback after an LLM fault."""
-BACKSTOP_GRACE_S = 0.25
-"""The whole-turn backstop fires this long after the deadline (only a hung stage reaches it:
-the classifier's own budget ends OFFLINE_RESERVE_S before the deadline)."""
+BACKSTOP_GRACE_S = 1.0
+"""The whole-turn backstop fires this long after the deadline (only a hung stage, or an event
+loop starved for CPU, reaches it: the classifier's own budget ends OFFLINE_RESERVE_S before the
+deadline). It stays inside the OpenClaw extension's deadline (llmTimeoutMs + 1500 ms)."""
 
 
 @dataclass(frozen=True)
