@@ -20,6 +20,11 @@ SCHEMA_MODELS: dict[str, tuple[str, str, str]] = {
         "TelemetryEvent",
         "Resolver telemetry event v1 (one JSONL line per turn)",
     ),
+    "benchmark-case.v1.json": (
+        "resolver.bench.cases",
+        "CaseFile",
+        "Resolver benchmark case file v1",
+    ),
 }
 
 

@@ -36,6 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `resolver` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed, for result files
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         stream=sys.stderr,

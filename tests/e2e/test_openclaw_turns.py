@@ -6,7 +6,9 @@ mock model and checks the ``tools`` OpenClaw sent to the primary model.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -120,7 +122,7 @@ def test_hanging_sidecar_costs_one_deadline_then_full_surface(
     if mode == "hang":
         (resolve,) = sidecar.requests("resolve")
         waited = mock_llm.primary_requests[0].received_at - resolve["t"]
-        assert SHORT_DEADLINE_MS / 1000 - 0.1 <= waited <= SHORT_DEADLINE_MS / 1000 + 2.0, waited
+        assert SHORT_DEADLINE_MS / 1000 - 0.1 <= waited <= SHORT_DEADLINE_MS / 1000 + 4.0, waited
     # The killed child was replaced by a fresh one (configured, idle).
     assert len([f for f in sidecar.frames() if f.get("event") == "start"]) >= 2
 
@@ -143,7 +145,7 @@ def test_sidecar_printing_garbage_gives_the_full_surface(
 ) -> None:
     """A sidecar whose stdout is not frames is retired: all 54 tools, no waiting."""
     sidecar = make_sidecar("garbage")
-    openclaw_home.write_config(sidecar, {"sidecarTimeoutMs": 30_000})
+    openclaw_home.write_config(sidecar, {"sidecarTimeoutMs": 14_000})
     run = run_turn(openclaw_home)
     assert_full_surface(mock_llm)
     assert "non-frame on stdout" in run.stderr
@@ -225,3 +227,37 @@ def test_with_tool_search_on_the_host_adds_its_control_tools(
     openclaw_home.write_config(sidecar, tool_search=tool_search)
     run_turn(openclaw_home)
     assert sorted(single_primary(mock_llm).tool_names) == expected
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    # A zombie still answers kill(0); it has exited all the same.
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split(") ", 1)[-1][:1] != "Z"
+
+
+def test_gateway_plugin_reload_replaces_the_sidecar_and_leaves_no_orphan(
+    openclaw_home: OpenClawHome, mock_llm: MockLLM, make_sidecar: MakeSidecar
+) -> None:
+    """`openclaw plugins reload` disposes the old instance: its child gets EOF and exits."""
+    sidecar = make_sidecar("fixed", tools=["read", "web_search"])
+    openclaw_home.write_config(sidecar)
+
+    def pids() -> list[int]:
+        return [f["pid"] for f in sidecar.frames() if f.get("event") == "start"]
+
+    with openclaw_home.start_gateway() as gateway:
+        assert gateway.turn("Read notes.txt").returncode == 0
+        (first,) = pids()
+        reload = openclaw_home.openclaw("plugins", "reload", "openclaw-tool-resolver", "--json")
+        assert reload.returncode == 0, reload.stderr[-2000:]
+        assert gateway.turn("Read notes.txt again").returncode == 0
+        assert not _alive(first)
+        assert len(pids()) == 2
+        assert _alive(pids()[1])
+    assert [f.get("event") for f in sidecar.frames()].count("eof") >= 1
+    assert [len(r.tool_names) for r in mock_llm.primary_requests] == [2, 2]
+    assert not any(_alive(pid) for pid in pids())
