@@ -10,7 +10,8 @@
 3. **Validation, before anything is proposed**: control = the catalog in force, treatment = the
    same with this one override. Both replay
    - the *failure set*: every missed shadow turn (prompt, must_include = its used tools), and
-   - the *regression set*: the curated cases plus the shadow turns that were hits;
+   - the *regression set*: the curated cases (on the production surface: host tools the case
+     file lacks are added as candidates) plus the shadow turns that were hits;
    through the real pipeline (`resolver.bench.harness.run`). The entry passes only when the
    gate (`resolver.bench.gate.compare`, frozen margins) finds the treatment non-inferior on the
    regression set AND the failure set has more hits with an average recall not lower.
@@ -167,6 +168,16 @@ def _case_set(
     return parse_case_file(orjson.dumps(doc), path=f"<{name}>")
 
 
+def _on_surface(cases: CaseSet, surface: Sequence[ToolInfo]) -> CaseSet:
+    """The curated cases against the production surface too: host tools the case file lacks
+    are added as candidates, so a proposed description can compete on the curated prompts."""
+    known = {t.name for t in cases.candidates}
+    extra = tuple(t for t in surface if t.name not in known)
+    if not extra:
+        return cases
+    return CaseSet(cases.path, cases.sha256, cases.file, cases.candidates + extra, False)
+
+
 def _arm_config(config: ResolverConfig, overrides_file: str | None) -> ResolverConfig:
     """`config` for a replay: no shadow sampling, no telemetry, the given override file."""
     data = config.model_dump(by_alias=True, exclude_unset=True)
@@ -276,7 +287,7 @@ async def propose(
     hit_turns = [t for t in shadow.turns if t.hit]
     failure = _case_set("failure-set", miss_turns, options.surface, "failure")
     production = _case_set("production-hits", hit_turns, options.surface, "production-hit")
-    curated = load_case_file(options.cases) if options.cases else None
+    curated = _on_surface(load_case_file(options.cases), options.surface) if options.cases else None
     sources = []
     if curated is not None:
         sources.append(f"{options.cases} (sha256 {curated.sha256[:16]}…, {len(curated.cases)})")
