@@ -141,7 +141,11 @@ def test_whole_loop_approve_one_entry_and_the_running_resolver_picks_it_up(
     assert {"ledger_post", "crm_lookup"} <= set(tools)
     assert all(e.gate.passed for e in proposal.entries)
     ledger = tools["ledger_post"]
-    assert ledger.evidence.misses == 4 and ledger.current == CUSTOM_TOOLS[0]["description"]
+    assert (
+        ledger.evidence.misses == 4
+        and ledger.evidence.shadow_turns == 9
+        and ledger.current == CUSTOM_TOOLS[0]["description"]
+    )
     assert ledger.gate.failure_set.treatment_hits > ledger.gate.failure_set.control_hits
     assert ledger.gate.regression_gate["pass"] is True
 
@@ -258,3 +262,19 @@ def test_the_proposal_file_matches_its_shipped_schema(
     proposal = _propose(recorded, deployment)
     schema = json.loads((data_dir("schemas") / "proposal.v1.json").read_text())
     jsonschema.validate(json.loads(proposal.read_text()), schema)
+
+
+def test_cache_learn_and_generate_cases_read_the_shadow_lines(
+    recorded: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`resolver cache learn` learns from the lines' usedTools and `resolver bench generate`
+    puts the missed shadow turns in category miss (judged by shadowToolsAllow)."""
+    telemetry = str(recorded["telemetry"])
+    assert main(["cache", "learn", telemetry, "--file", str(tmp_path / "cache.json")]) == 0
+    assert "9 with usedTools" in capsys.readouterr().out
+    out = tmp_path / "cases.json"
+    assert main(["bench", "generate", telemetry, "--out", str(out)]) == 0
+    cases = {c["prompt"]: c for c in json.loads(out.read_text())["cases"]}
+    assert cases[TRAINING[0][0]]["category"] == "miss"
+    assert cases[TRAINING[0][0]]["must_include"] == ["ledger_post"]
+    assert cases[TRAINING[8][0]]["category"] == "hit"
