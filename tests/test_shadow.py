@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from pathlib import Path
@@ -12,6 +13,12 @@ from tuning_support import read_lines
 
 from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
 from resolver.cli import main
+from resolver.hosts.python import (
+    before_prompt_build,
+    finish_run,
+    report_tool_calls,
+    track_tool_calls,
+)
 from resolver.telemetry import TelemetryObserver
 from resolver.telemetry._observer import HOLD_TIMEOUT_S
 
@@ -158,3 +165,27 @@ def test_recall_report_figures_by_hand(tmp_path: Path, capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     assert "must-include recall 75.0% (3/4), Wilson 95% [30.1%, 95.4%]" in out
     assert "cron: missed 1 of 1 turns that used it" in out
+
+
+def test_a_python_host_reports_tool_calls_for_its_shadow_turns(
+    tmp_path: Path, surface: list[ToolInfo]
+) -> None:
+    """The hook passes ctx.runId; reported calls land in that turn's line when it finishes."""
+    resolver, observer = _resolver(tmp_path, 1.0)
+    track_tool_calls(resolver)
+    answer = asyncio.run(
+        before_prompt_build(
+            {"prompt": PROMPT},
+            {"sessionId": "s", "runId": "run-1"},
+            resolver=resolver,
+            tools=surface,
+        )
+    )
+    assert answer == {}  # shadow: the host keeps its surface
+    assert report_tool_calls(resolver, "run-1", ["web_search"])
+    assert not report_tool_calls(resolver, "run-2", ["read"])
+    assert finish_run(resolver, "run-1") == 1
+    observer.close()
+    (line,) = read_lines(tmp_path / "t.jsonl")
+    assert line["runId"] == "run-1" and line["usedTools"] == ["web_search"]
+    assert "web_search" in line["shadowToolsAllow"]

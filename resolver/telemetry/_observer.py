@@ -124,16 +124,18 @@ class TelemetryObserver:
         self,
         *,
         session_id: str | None = None,
+        run_id: str | None = None,
         keep_run: str | None = None,
         stale_only: bool = False,
     ) -> int:
-        """Write held lines (all, or one session's except `keep_run`, or only stale ones)."""
+        """Write held lines: all, one run's, one session's except `keep_run`, or stale ones."""
         now = self.clock()
         with self._lock:
             chosen = [
                 run
                 for run, held in self._held.items()
                 if run != keep_run
+                and (run_id is None or run == run_id)
                 and (session_id is None or held.session == session_id)
                 and (not stale_only or now - held.since >= HOLD_TIMEOUT_S)
             ]
