@@ -297,7 +297,7 @@ async def propose(
     base_layer = _override_layer(config)
     control_cfg = _arm_config(config, config.catalog_overrides_file)
     sets = [failure, curated, production]
-    control = await _replay(control_cfg, sets, options.classifier)
+    control: list[list[CaseOutcome]] | None = None  # replayed once, when first needed
 
     entries: list[ProposalEntry] = []
     rare: dict[str, list[ShadowTurn]] = {}
@@ -326,6 +326,8 @@ async def propose(
             )
             continue
         proposed = proposed_description(current, tool, terms)
+        if control is None:
+            control = await _replay(control_cfg, sets, options.classifier)
         layer = {**base_layer, "tools": {**base_layer.get("tools", {}), tool: proposed}}
         with tempfile.TemporaryDirectory(prefix="resolver-tune-") as tmp:
             path = Path(tmp) / "treatment-catalog.json"
