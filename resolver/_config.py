@@ -85,6 +85,8 @@ class ResolverConfig(_Strict):
     reuse: ReuseOptions = Field(default_factory=ReuseOptions)
     continuity_turns: int = Field(default=3, ge=0, le=50)
     shadow_sample_rate: float = Field(default=0.0, ge=0.0, le=1.0)
+    surface_state_file: str | None = "~/.openclaw/resolver-surface.json"
+    """OpenClaw sidecar: the host's tool surface kept between runs (None/"" = memory only)."""
     python_path: str | None = None
     """OpenClaw extension only: the Python interpreter that runs the sidecar."""
     sidecar_timeout_ms: int | None = Field(default=None, ge=100, le=14500)

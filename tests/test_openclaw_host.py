@@ -70,24 +70,83 @@ def test_sidecar_abstains_until_surface_seen_then_narrows() -> None:
     assert len(second["toolsAllow"]) < 55
 
 
-def test_new_session_refreshes_the_surface() -> None:
-    """The first turn of a new session abstains so the host shows its whole surface."""
-    out = run_sidecar(
+def test_surface_is_kept_between_sidecar_runs(_isolated_home: Path) -> None:
+    """A one-shot host starts a new sidecar per turn: the seen surface survives it."""
+    ctx = {"sessionId": "s1", "runId": "a"}
+    run_sidecar(
         frames(
             {"id": "c", "method": "configure", "params": {"config": {}}},
             {
                 "id": "o",
                 "method": "observe_surface",
-                "params": {"tools": [{"name": "read"}], "ctx": {}},
+                "params": {
+                    "tools": [{"name": "jira_search", "description": "Search Jira tickets"}],
+                    "ctx": ctx,
+                },
             },
+        )
+    )
+    assert (_isolated_home / ".openclaw" / "resolver-surface.json").exists()
+    out = run_sidecar(
+        frames(
+            {"id": "c", "method": "configure", "params": {"config": {}}},
             {
                 "id": "r",
                 "method": "resolve",
-                "params": {"event": {"prompt": "hi"}, "ctx": {"sessionId": "new"}},
+                "params": {
+                    "event": {"prompt": "find jira tickets about login"},
+                    "ctx": {**ctx, "runId": "b"},
+                },
+            },
+        )
+    )
+    allow = out["r"]["result"]["toolsAllow"]
+    assert isinstance(allow, list) and "jira_search" in allow
+
+
+def test_stale_surface_is_refreshed(_isolated_home: Path) -> None:
+    """Past ten minutes since the last full view, one turn abstains to see the whole surface."""
+    state = _isolated_home / ".openclaw" / "resolver-surface.json"
+    state.parent.mkdir(parents=True, exist_ok=True)
+    state.write_text(json.dumps({"version": 1, "tools": {"read": ""}, "lastFullView": 1.0}))
+    out = run_sidecar(
+        frames(
+            {"id": "c", "method": "configure", "params": {"config": {}}},
+            {
+                "id": "r",
+                "method": "resolve",
+                "params": {"event": {"prompt": "hi"}, "ctx": {"sessionId": "s", "runId": "x"}},
+            },
+            {
+                "id": "o",
+                "method": "observe_surface",
+                "params": {"tools": [{"name": "read"}], "ctx": {"runId": "x"}},
+            },
+            {
+                "id": "r2",
+                "method": "resolve",
+                "params": {"event": {"prompt": "hi"}, "ctx": {"sessionId": "s", "runId": "y"}},
             },
         )
     )
     assert out["r"]["result"]["reasonCodes"] == ["surface_refresh_abstain"]
+    assert out["r2"]["result"]["toolsAllow"] is not None
+
+
+def test_memory_only_surface_when_state_file_is_off() -> None:
+    """surfaceStateFile "" keeps the view in memory only."""
+    out = run_sidecar(
+        frames(
+            {"id": "c", "method": "configure", "params": {"config": {"surfaceStateFile": ""}}},
+            {
+                "id": "o",
+                "method": "observe_surface",
+                "params": {"tools": [{"name": "read"}], "ctx": {}},
+            },
+        )
+    )
+    assert out["o"]["result"] == {"known": 1}
+    assert not (Path.home() / ".openclaw" / "resolver-surface.json").exists()
 
 
 def test_sidecar_survives_garbage_and_bad_config() -> None:

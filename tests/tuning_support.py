@@ -37,7 +37,7 @@ TRAINING: list[tuple[str, list[str]]] = [
     ("search the web for the latest PostgreSQL release", ["web_search"]),
     ("thanks, that's all", []),
 ]
-"""Shadow turns of one session (after its first turn, which refreshes the surface)."""
+"""Shadow turns of one session (after a first "hello" turn)."""
 
 HELD_OUT = [
     "I spent 30 euros on books yesterday",

@@ -8,13 +8,15 @@ frame, which the extension also turns into abstain.
 The candidate surface (OpenClaw sends no tool list with the hook):
 
 - the resolver abstains (``surface_unknown_abstain``) until the host has shown its surface
-  through ``llm_input`` (``observe_surface``);
+  through ``llm_input`` (``observe_surface``); what it has seen is kept in
+  ``surfaceStateFile`` so a one-shot host process (``openclaw agent --local``) starts with it;
 - the candidates are then the shipped catalog's OpenClaw tools plus every tool the host has
   shown (a union per process: after a narrowed turn ``llm_input`` shows only the narrowed set);
-- it stays current: the first turn of every new session abstains (``surface_refresh_abstain``)
-  so the host sends — and shows — its full surface, and so does any turn once the last full
-  view is older than ``SURFACE_REFRESH_S``. A tool that appears later (a new MCP server,
-  another plugin) is therefore seen within one new session or ten minutes.
+- it stays current: once the last full view is older than ``SURFACE_REFRESH_S`` (ten
+  minutes), the next turn abstains (``surface_refresh_abstain``) so the host sends — and
+  shows — its whole surface. A tool that appears later (a new MCP server, another plugin) is
+  therefore offered within ten minutes; `resolver install openclaw` or deleting the state file
+  makes the next turn refresh at once.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -46,18 +50,24 @@ logger = logging.getLogger("resolver")
 
 SURFACE_REFRESH_S = 600.0
 MAX_SESSIONS_TRACKED = 10_000
+MAX_SESSIONS_SAVED = 2_000
 
 
 @dataclass
 class SurfaceView:
-    """What this process knows of the host's tool surface."""
+    """What this process knows of the host's tool surface (persisted between runs).
+
+    One-shot hosts (``openclaw agent --local``) start a new sidecar for every turn; without
+    the state file each of them would abstain for want of a surface.
+    """
 
     tools: dict[str, str] = field(default_factory=dict)
     """name -> description, the union of every surface the host showed."""
     last_full_view: float | None = None
-    """When the host last showed an un-narrowed surface (a turn the resolver abstained on)."""
+    """Wall time the host last showed an un-narrowed surface (a turn the resolver abstained on)."""
     sessions: dict[str, None] = field(default_factory=dict)
     abstained_runs: dict[str, None] = field(default_factory=dict)
+    path: Path | None = None
 
     def observe(self, tools: list[dict[str, Any]], run_id: str | None, now: float) -> int:
         for tool in tools:
@@ -69,11 +79,64 @@ class SurfaceView:
             self.last_full_view = now
         return len(self.tools)
 
+    def remember_session(self, session: str) -> bool:
+        """Record a session; True when it was not known before."""
+        if session in self.sessions:
+            return False
+        self.sessions[session] = None
+        while len(self.sessions) > MAX_SESSIONS_TRACKED:
+            self.sessions.pop(next(iter(self.sessions)))
+        return True
+
+    @classmethod
+    def load(cls, path: Path | None) -> SurfaceView:
+        """The saved view, or an empty one (a missing or unreadable file is not an error)."""
+        view = cls(path=path)
+        if path is None:
+            return view
+        try:
+            data = orjson.loads(path.read_bytes())
+        except FileNotFoundError:
+            return view
+        except (OSError, orjson.JSONDecodeError) as exc:
+            logger.warning("resolver sidecar: ignoring surface state %s (%s)", path, exc)
+            return view
+        if not isinstance(data, dict) or data.get("version") != 1:
+            return view
+        tools = data.get("tools")
+        if isinstance(tools, dict):
+            view.tools = {k: v for k, v in tools.items() if isinstance(v, str)}
+        seen = data.get("lastFullView")
+        view.last_full_view = float(seen) if isinstance(seen, int | float) else None
+        sessions = data.get("sessions")
+        if isinstance(sessions, list):
+            view.sessions = dict.fromkeys(s for s in sessions if isinstance(s, str))
+        return view
+
+    def save(self) -> None:
+        """Write the view atomically (best effort: a failure is logged, never raised)."""
+        if self.path is None:
+            return
+        payload = {
+            "version": 1,
+            "tools": self.tools,
+            "lastFullView": self.last_full_view,
+            "sessions": list(self.sessions)[-MAX_SESSIONS_SAVED:],
+        }
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(orjson.dumps(payload))
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            logger.warning("resolver sidecar: cannot save surface state %s (%s)", self.path, exc)
+
 
 class Sidecar:
     """Serves frames; `handle` maps one request frame to one response frame."""
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         self.clock = clock
         self.config: ResolverConfig | None = None
         self.resolver: Resolver | None = None
@@ -102,6 +165,7 @@ class Sidecar:
                 )
                 if known != before:
                     self._warm_soon()
+                self.surface.save()
                 result = {"known": known}
             elif method == "observe_tool_calls":
                 result = {"ok": True, "recorded": self.observe_tool_calls(params)}
@@ -156,6 +220,8 @@ class Sidecar:
                 observer.release()  # the old resolver's held lines are written now
         self.resolver = build_resolver(config)
         self._telemetry()
+        state_file = config.surface_state_file
+        self.surface = SurfaceView.load(Path(state_file).expanduser() if state_file else None)
         warm = getattr(self.resolver.llm, "warm_up", None)
         if warm is not None:
             with contextlib.suppress(Exception):
@@ -196,12 +262,9 @@ class Sidecar:
             observer.release(stale_only=True)
         now = self.clock()
         surface_known = self.surface.last_full_view is not None
-        new_session = session is not None and session not in self.surface.sessions
-        stale = surface_known and now - (self.surface.last_full_view or now) > SURFACE_REFRESH_S
         if session is not None:
-            self.surface.sessions[session] = None
-            if len(self.surface.sessions) > MAX_SESSIONS_TRACKED:
-                self.surface.sessions.pop(next(iter(self.surface.sessions)))
+            self.surface.remember_session(session)
+        stale = surface_known and now - (self.surface.last_full_view or now) > SURFACE_REFRESH_S
         messages = [
             Message.model_validate(m) for m in event.get("messages") or [] if isinstance(m, dict)
         ]
@@ -214,7 +277,7 @@ class Sidecar:
             runId=run_id,
             state=state_from_openclaw_ctx(ctx),
         )
-        if surface_known and (new_session or stale):
+        if stale:
             # Let the host send its whole surface this turn, so llm_input shows every tool.
             request = request.model_copy(update={"tools": None})
             resolution = await self.resolver.resolve(request)
