@@ -99,7 +99,12 @@ def test_held_lines_get_used_tools_and_are_written_on_release(
     clock.advance(1)
     turn("a2", "A")
     assert observer.release(stale_only=True) == 1  # b1 is stale, a2 is fresh
-    observer.close()  # a2 at exit
+    turn("a3", "A")
+    observer.record_tool_calls("a3", ["read"])
+    turn("a3", "A")  # the same run resolved again: the first line is written, not lost
+    observer.close()  # a2 and the second a3 at exit
+    a3 = [line for line in read_lines(tmp_path / "t.jsonl") if line["runId"] == "a3"]
+    assert [line["usedTools"] for line in a3] == [["read"], []]
     lines = {line["runId"]: line for line in read_lines(tmp_path / "t.jsonl")}
     assert lines["a1"]["usedTools"] == ["web_search", "web_fetch"]
     assert lines["b1"]["usedTools"] == [] and lines["a2"]["usedTools"] == []

@@ -94,9 +94,12 @@ class TelemetryObserver:
         run_id = request.run_id
         if self.hold_runs and run_id and resolution.source == "shadow":
             with self._lock:
+                earlier = self._held.pop(run_id, None)  # the run resolved twice: keep both
                 self._held[run_id] = _Held(snap, session, self.clock())
                 overflow = len(self._held) - MAX_HELD
                 evicted = [self._held.pop(k) for k in list(self._held)[: max(0, overflow)]]
+                if earlier is not None:
+                    evicted.insert(0, earlier)
             self._submit(evicted)
             return
         self._submit_one(snap)
