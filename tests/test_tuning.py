@@ -166,7 +166,7 @@ def test_whole_loop_approve_one_entry_and_the_running_resolver_picks_it_up(
     (backup,) = overrides.parent.glob("resolver-catalog.json.*.bak")
     assert json.loads(backup.read_text())["tools"] == HAND_WRITTEN
 
-    for prompt in HELD_OUT:
+    for prompt in [TRAINING[0][0], *HELD_OUT]:
         assert "ledger_post" in _allowed(live, prompt)  # reloaded without a restart
     assert "crm_lookup" not in _allowed(live, TRAINING[4][0])  # e2 was not approved
 
@@ -278,3 +278,17 @@ def test_cache_learn_and_generate_cases_read_the_shadow_lines(
     assert cases[TRAINING[0][0]]["category"] == "miss"
     assert cases[TRAINING[0][0]]["must_include"] == ["ledger_post"]
     assert cases[TRAINING[8][0]]["category"] == "hit"
+
+
+def test_apply_creates_a_missing_override_file(
+    recorded: dict[str, Any], deployment: dict[str, Path]
+) -> None:
+    """No override file yet: apply creates a valid catalog holding only the approved entry."""
+    proposal = _propose(recorded, deployment)
+    deployment["overrides"].unlink()
+    entry = load_proposal(proposal).entries[0]
+    assert _apply(proposal, deployment, "--approve", entry.id) == 0
+    data = json.loads(deployment["overrides"].read_text())
+    assert data["schemaVersion"] == 1 and data["tools"] == {entry.tool: entry.proposed}
+    assert data["_meta"]["entryIds"] == [entry.id]
+    assert not list(deployment["overrides"].parent.glob("*.bak"))
