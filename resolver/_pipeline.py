@@ -32,6 +32,7 @@ from ._offline import OfflineClassifier
 from ._reuse import ReuseStore, apply_reused, isolation_parts
 from ._state import evaluate as evaluate_state
 from ._types import (
+    LLM_FALLBACK_CODES,
     Candidate,
     Exclusion,
     Message,
@@ -603,27 +604,13 @@ class Resolver:
         self, state: TurnState, offline: Classification, code: str, hint: CacheHint
     ) -> TurnState:
         """After an LLM fault: keyword cache + offline classifier, else the full surface."""
-        reason: ReasonCode = code if code in _FALLBACK_CODES else "llm_error_fallback"  # type: ignore[assignment]
+        reason: ReasonCode = code if code in LLM_FALLBACK_CODES else "llm_error_fallback"  # type: ignore[assignment]
         if not offline.has_signal:
             state = replace(state, scores=offline.scores).reason(reason)
             if hint.has_signal:  # the cache stage adds its tools (`apply_cache`)
                 return replace(state, source="keyword")
             return apply_full_surface(state, "full", "no_signal_full_surface")
         return apply_classification(state, offline, "keyword", reason)
-
-
-_FALLBACK_CODES = frozenset(
-    {
-        "llm_timeout_fallback",
-        "llm_error_fallback",
-        "llm_auth_fallback",
-        "llm_rate_limited_fallback",
-        "llm_unknown_model_fallback",
-        "llm_invalid_output_fallback",
-        "llm_truncated_fallback",
-        "llm_refusal_fallback",
-    }
-)
 
 
 def _default_llm(config: ResolverConfig) -> Classifier | None:

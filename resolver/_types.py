@@ -62,6 +62,20 @@ ReasonCode = Literal[
 
 REASON_CODES: tuple[str, ...] = ReasonCode.__args__  # type: ignore[attr-defined]
 
+LLM_FALLBACK_CODES: frozenset[str] = frozenset(
+    {
+        "llm_timeout_fallback",
+        "llm_error_fallback",
+        "llm_auth_fallback",
+        "llm_rate_limited_fallback",
+        "llm_unknown_model_fallback",
+        "llm_invalid_output_fallback",
+        "llm_truncated_fallback",
+        "llm_refusal_fallback",
+    }
+)
+"""The LLM failed and the offline classifier answered (one code per cause)."""
+
 Signal = Literal["classifier", "cache", "continuity", "core", "reuse", "full", "state"]
 """Which signal put a tool into the surface (the per-candidate rationale)."""
 

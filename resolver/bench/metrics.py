@@ -19,22 +19,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._types import LLM_FALLBACK_CODES
 from .intervals import percentile, wilson
 
-ERROR_CODES = frozenset(
-    {
-        "internal_error_abstain",
-        "deadline_exceeded",
-        "llm_timeout_fallback",
-        "llm_error_fallback",
-        "llm_auth_fallback",
-        "llm_rate_limited_fallback",
-        "llm_unknown_model_fallback",
-        "llm_invalid_output_fallback",
-        "llm_truncated_fallback",
-        "llm_refusal_fallback",
-    }
-)
+ERROR_CODES = LLM_FALLBACK_CODES | {"internal_error_abstain", "deadline_exceeded"}
 """Reason codes that mark a turn as an error (it still has a defined answer, and is scored)."""
 
 

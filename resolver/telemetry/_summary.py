@@ -19,6 +19,7 @@ import orjson
 from pydantic import ValidationError
 
 from .._errors import ConfigError
+from .._types import LLM_FALLBACK_CODES
 from ._event import TelemetryEvent
 
 PRICES_CHECKED = "2026-11"
@@ -37,14 +38,7 @@ PRICES_PER_MTOK: dict[str, tuple[float, float, float]] = {
 """Built-in classifier prices; override with ``--price-per-mtok-in/--price-per-mtok-out``."""
 
 FALLBACK_CODES = (
-    "llm_timeout_fallback",
-    "llm_error_fallback",
-    "llm_auth_fallback",
-    "llm_rate_limited_fallback",
-    "llm_unknown_model_fallback",
-    "llm_invalid_output_fallback",
-    "llm_truncated_fallback",
-    "llm_refusal_fallback",
+    *sorted(LLM_FALLBACK_CODES),
     "deadline_exceeded",
     "low_confidence_full_surface",
     "no_signal_full_surface",

@@ -255,15 +255,25 @@ class OpenClawHome:
         )
         return AgentRun(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - t0)
 
-    def run_agent(self, message: str, *, timeout: float = 180, local: bool = True) -> AgentRun:
+    def run_agent(
+        self,
+        message: str,
+        *,
+        timeout: float = 180,
+        local: bool = True,
+        session_key: str | None = None,
+    ) -> AgentRun:
         """One turn: ``openclaw agent --local --agent main --message <message> --json``.
 
         ``local=False`` drops ``--local``: the turn goes through a running Gateway
-        (:meth:`start_gateway`), whose plugin and sidecar outlive the turn.
+        (:meth:`start_gateway`), whose plugin and sidecar outlive the turn. ``session_key``
+        (``--session-key``) puts the turn in its own session (no earlier history).
         """
         args = ["agent", "--agent", "main", "--message", message, "--json"]
         if local:
             args.insert(1, "--local")
+        if session_key is not None:
+            args += ["--session-key", session_key]
         return self.openclaw(*args, timeout=timeout)
 
     def start_gateway(self, *, timeout: float = 240) -> Gateway:
@@ -341,9 +351,11 @@ class Gateway:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
-    def turn(self, message: str, *, timeout: float = 180) -> AgentRun:
+    def turn(
+        self, message: str, *, timeout: float = 180, session_key: str | None = None
+    ) -> AgentRun:
         """One turn through this Gateway (``openclaw agent`` without ``--local``)."""
-        return self.home.run_agent(message, timeout=timeout, local=False)
+        return self.home.run_agent(message, timeout=timeout, local=False, session_key=session_key)
 
     def stop(self) -> None:
         """SIGTERM the Gateway (it stops its plugins); then SIGKILL whatever is left of its

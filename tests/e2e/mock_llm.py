@@ -64,6 +64,8 @@ class LoggedRequest:
     body: dict[str, Any]
     received_at: float
     """Wall-clock time (``time.time()``), comparable with the fake sidecar's log."""
+    body_bytes: int = 0
+    """Size of the request body as received (bytes on the wire)."""
 
     @property
     def tool_names(self) -> list[str]:
@@ -253,6 +255,7 @@ def _make_handler(mock: MockLLM) -> type[BaseHTTPRequestHandler]:
                 headers={k.lower(): v for k, v in self.headers.items()},
                 body=body,
                 received_at=time.time(),
+                body_bytes=len(raw),
             )
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 mock.record("other", req)

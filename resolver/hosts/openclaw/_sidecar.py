@@ -314,7 +314,8 @@ def _str(value: Any) -> str | None:
 async def serve(
     reader: asyncio.StreamReader, write: Callable[[bytes], None], sidecar: Sidecar
 ) -> None:
-    """Read frames until EOF; answer each (resolves concurrently, configure in order)."""
+    """Read frames until EOF; answer each. Resolves run concurrently; every other frame
+    (configure, observe_surface, observe_tool_calls) is applied in order before the next."""
     pending: set[asyncio.Task[None]] = set()
 
     async def answer(frame: Mapping[str, Any]) -> None:
@@ -334,12 +335,13 @@ async def serve(
             continue
         if not isinstance(frame, dict):
             continue
-        if frame.get("method") == "configure":
-            await answer(frame)  # applied before any later frame
+        if frame.get("method") != "resolve":
+            await answer(frame)  # configure/observe_*: cheap, applied before any later frame
             continue
         task = asyncio.create_task(answer(frame))
         pending.add(task)
         task.add_done_callback(pending.discard)
+        await asyncio.sleep(0)  # the resolve takes its view of the surface before the next frame
     if pending:
         await asyncio.wait(pending, timeout=5)
 
