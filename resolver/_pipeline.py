@@ -15,6 +15,7 @@ import hashlib
 import heapq
 import itertools
 import logging
+import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -358,6 +359,7 @@ class Resolver:
         clock: Clock = time.monotonic,
         cache: KeywordCache | None = None,
         reuse: ReuseStore | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.config = config or ResolverConfig()
         self.catalogs = catalog_store or CatalogStore(self.config)
@@ -368,6 +370,8 @@ class Resolver:
         self._prepared: dict[tuple[str, tuple[tuple[str, str], ...]], PreparedSurface] = {}
         self.cache = cache if cache is not None else KeywordCache(self.config.keyword_cache_file)
         self.reuse = reuse if reuse is not None else ReuseStore.from_config(self.config, clock)
+        self.rng = rng or random.Random()
+        """Draws the shadow-mode sample (inject a seeded one for reproducible tests)."""
 
     def clear_reuse(self, session_id: str | None = None) -> int:
         """Forget reusable decisions (all, or one session's); returns how many were dropped."""
@@ -400,8 +404,31 @@ class Resolver:
                 timings=Timings(total_ms=self._ms(start)),
                 detail=type(exc).__name__,
             )
+        resolution = self._maybe_shadow(resolution)
         self._notify(request, resolution)
         return resolution
+
+    def _maybe_shadow(self, resolution: Resolution) -> Resolution:
+        """Shadow mode: on a sampled turn that had an answer, abstain but keep the answer.
+
+        The host keeps its whole surface, so the tools the primary model calls on this turn
+        are an unbiased sample of what it needs (docs/tuning.md, "Shadow mode").
+        """
+        rate = self.config.shadow_sample_rate
+        if rate <= 0.0 or resolution.tools_allow is None:
+            return resolution
+        if rate < 1.0 and self.rng.random() >= rate:
+            return resolution
+        codes = (*resolution.reason_codes, "shadow_mode")
+        return resolution.model_copy(
+            update={
+                "tools_allow": None,
+                "shadow_tools_allow": list(resolution.tools_allow),
+                "source": "shadow",
+                "reason_codes": tuple(dict.fromkeys(codes)),
+                "summary": f"shadow ({resolution.source}): {resolution.summary}",
+            }
+        )
 
     def resolve_sync(self, request: TurnRequest) -> Resolution:
         """Blocking wrapper for scripts (not for use inside a running event loop)."""
@@ -634,4 +661,5 @@ def as_dict(resolution: Resolution) -> dict[str, Any]:
         "timings": resolution.timings.model_dump(),
         "usage": resolution.usage.model_dump() if resolution.usage else None,
         "summary": resolution.summary,
+        "shadowToolsAllow": resolution.shadow_tools_allow,
     }

@@ -15,6 +15,11 @@ SCHEMA_MODELS: dict[str, tuple[str, str, str]] = {
     # file name -> (module, model, title)
     "catalog.v1.json": ("resolver._catalog", "CatalogFile", "Resolver description catalog v1"),
     "keyword-cache.v1.json": ("resolver._cache", "CacheFile", "Resolver keyword cache file v1"),
+    "proposal.v1.json": (
+        "resolver.tuning._proposal",
+        "Proposal",
+        "Resolver tuning proposal v1 (resolver tune propose / apply)",
+    ),
     "telemetry-event.v1.json": (
         "resolver.telemetry._event",
         "TelemetryEvent",

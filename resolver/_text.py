@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from functools import lru_cache
 from typing import Any
@@ -209,11 +210,19 @@ def fold(text: str) -> str:
     return "".join(_fold_char(ch) for ch in unicodedata.normalize("NFKC", text).lower())
 
 
-@lru_cache(maxsize=1)
-def _english() -> Any:
-    import snowballstemmer  # late: loaded on the first stemmed word, not at import
+_STEMMERS = threading.local()
 
-    return snowballstemmer.stemmer("english")
+
+def _english() -> Any:
+    """This thread's English stemmer: a Snowball stemmer keeps per-word state, so one shared
+    instance garbles words stemmed at once on two threads (the sidecar warms the offline
+    index in a worker thread while a turn runs)."""
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        import snowballstemmer  # late: loaded on the first stemmed word, not at import
+
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    return stemmer
 
 
 @lru_cache(maxsize=131072)

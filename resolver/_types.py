@@ -175,6 +175,8 @@ class TurnRequest(_HostModel):
     """Tools the host reports the primary model called recently in this session."""
     refresh: bool = False
     """Skip decision reuse for this turn (and replace the stored decision)."""
+    run_id: str | None = Field(default=None, alias="runId")
+    """The host's id for this turn's agent run (links tool calls reported later to the turn)."""
 
 
 class Usage(BaseModel):
@@ -258,6 +260,9 @@ class Resolution(BaseModel):
     """How many candidates the host offered."""
     summary: str = ""
     """One line: why this surface."""
+    shadow_tools_allow: list[str] | None = None
+    """Shadow mode: what the resolver would have allowed (``tools_allow`` is then ``None``,
+    ``source`` is ``"shadow"``). ``None`` on every other turn."""
 
     @property
     def abstained(self) -> bool:

@@ -8,8 +8,9 @@ skipped and counted). Fields relied on:
 - ``usedTools`` (list of names): the tools the primary model actually called on that turn
   (recorded on shadow turns); lines without it are skipped, and lines where it is empty are
   skipped unless ``--include-empty`` (then the case needs no optional tool);
-- ``toolsAllow`` (list or null): what the resolver answered; a case whose used tools were not
-  all in it is put in category ``miss`` (the failure set), otherwise ``hit`` (regression set);
+- ``shadowToolsAllow`` (shadow turns) else ``toolsAllow`` (list or null): what the resolver
+  would have allowed / answered; a case whose used tools were not all in it is put in category
+  ``miss`` (the failure set), otherwise ``hit`` (regression set);
 - ``sessionId``: becomes the case's bootstrap ``cluster`` as a one-way hash (never the id);
 - ``availableTools`` / ``candidateTools`` / ``tools`` when a list of names: the host surface;
   the union over the lines becomes the file's ``tools`` (descriptions left to the catalog).
@@ -84,7 +85,9 @@ def cases_from_telemetry(
             if (normalized, used_key) in seen:
                 continue
             seen.add((normalized, used_key))
-            allow = _names(event.get("toolsAllow"))
+            allow = _names(event.get("shadowToolsAllow"))
+            if allow is None:
+                allow = _names(event.get("toolsAllow"))
             missed = allow is not None and not set(used_key) <= set(allow)
             session = event.get("sessionId")
             case: dict[str, Any] = {

@@ -41,6 +41,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r.add_argument("--html", required=True, metavar="OUT", help="the HTML file to write")
     r.set_defaults(func=report)
 
+    rc = tsub.add_parser(
+        "recall",
+        help="production must-include recall from shadow turns, with misses by tool",
+        description="A shadow turn is a hit when every tool the primary model called "
+        "(usedTools) is in what the resolver would have allowed (shadowToolsAllow).",
+    )
+    _add_files(rc)
+    rc.add_argument("--json", action="store_true", help="print the report as JSON")
+    rc.set_defaults(func=recall)
+
 
 def _add_files(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="telemetry JSONL file(s)")
@@ -177,4 +187,37 @@ def report(args: argparse.Namespace) -> int:
             f"{out}: cannot write the report ({exc.strerror})", source=str(out)
         ) from None
     print(f"wrote {out} ({s.turns:,} turns, {len(page):,} bytes)")
+    return 0
+
+
+def recall(args: argparse.Namespace) -> int:
+    from ..tuning import recall_report, shadow_set
+
+    _, result = _load(args)
+    r = recall_report(shadow_set(result.events, skipped=result.skipped))
+    if args.json:
+        print_json(r)
+        return 0
+    print(
+        f"{r['lines']} lines, {r['shadowLines']} shadow turns: {r['measuredTurns']} with used "
+        f"tools, {r['noToolTurns']} that called no tool, {r['withoutUsedTools']} not reported"
+    )
+    if not r["measuredTurns"]:
+        print(
+            "no measured shadow turn: set shadowSampleRate > 0 (and capturePrompts for "
+            "examples) on a host that reports tool calls (docs/tuning.md)"
+        )
+        return 0
+    lo, hi = r["ci95"]
+    print(
+        f"must-include recall {r['mustIncludeRecall'] * 100:.1f}% ({r['hits']}/"
+        f"{r['measuredTurns']}), Wilson 95% [{lo * 100:.1f}%, {hi * 100:.1f}%]; "
+        f"tool recall {r['toolRecall'] * 100:.1f}%"
+    )
+    if not r["misses"]:
+        print("no misses")
+    for miss in r["misses"]:
+        print(f"  {miss['tool']}: missed {miss['misses']} of {miss['used']} turns that used it")
+        for example in miss["examples"]:
+            print(f"    - {example}")
     return 0

@@ -1,4 +1,10 @@
-"""The Python host API: ``await resolve(request)`` and an OpenClaw-shaped hook function."""
+"""The Python host API: ``await resolve(request)`` and an OpenClaw-shaped hook function.
+
+Shadow mode (docs/tuning.md): a host that knows which tools the primary model called on a turn
+calls `track_tool_calls(resolver)` once, passes a ``runId`` with each turn (``ctx["runId"]`` or
+``TurnRequest(runId=...)``), reports the calls with `report_tool_calls` and ends the run with
+`finish_run`; the shadow turn's telemetry line then carries ``usedTools``.
+"""
 
 from __future__ import annotations
 
@@ -40,6 +46,7 @@ async def before_prompt_build(
             else None,
             sessionId=_str(ctx.get("sessionId")) or _str(ctx.get("sessionKey")),
             agentId=_str(ctx.get("agentId")),
+            runId=_str(ctx.get("runId")),
             state=dict(state) if state is not None else None,
         )
     except Exception:
@@ -52,3 +59,25 @@ async def before_prompt_build(
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _observers(resolver: Resolver) -> list[Any]:
+    from ..telemetry import TelemetryObserver
+
+    return [o for o in resolver.observers if isinstance(o, TelemetryObserver)]
+
+
+def track_tool_calls(resolver: Resolver) -> None:
+    """Hold each shadow turn's telemetry line until its run is finished (`finish_run`)."""
+    for observer in _observers(resolver):
+        observer.hold_runs = True
+
+
+def report_tool_calls(resolver: Resolver, run_id: str, names: Sequence[str]) -> bool:
+    """Record tools the primary model called in `run_id`; False when no line waits for it."""
+    return any([o.record_tool_calls(run_id, names) for o in _observers(resolver)])
+
+
+def finish_run(resolver: Resolver, run_id: str) -> int:
+    """Write the held line of `run_id` (with its usedTools); returns how many were written."""
+    return sum(o.release(run_id=run_id) for o in _observers(resolver))

@@ -11,7 +11,8 @@ only in memory, in the queue, until then; it is never written.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -82,8 +83,14 @@ class TelemetryEvent(_Model):
     """The answer; null = abstain (the host kept its own surface)."""
     available_tools: int = Field(ge=0)
     """How many distinct candidate tools the host offered (0 when its surface was unknown)."""
+    shadow_tools_allow: list[str] | None = None
+    """Shadow turns only: what the resolver would have allowed (``toolsAllow`` is null, the
+    host kept its whole surface)."""
     used_tools: list[str] | None = None
-    """Tools the primary model actually called, when the host reported them (shadow turns)."""
+    """Tools the primary model actually called on this turn, when the host reported them
+    (shadow turns; docs/tuning.md, "Used tools")."""
+    run_id: str | None = None
+    """The host's run id of the turn, when it sent one (links reported tool calls)."""
     llm_tools: list[str] | None = None
     """The LLM classifier's own selection, when an LLM answered."""
     dropped_tools: list[str] = Field(default_factory=list)
@@ -152,6 +159,11 @@ class TurnSnapshot:
     """Literal secrets to remove (the configured key)."""
     capture_prompts: bool = True
     excerpt_length: int = 1500
+
+    def with_used_tools(self, used: Sequence[str]) -> TurnSnapshot:
+        """A copy whose line records `used` as the turn's usedTools."""
+        fields = tuple((k, tuple(used) if k == "used_tools" else v) for k, v in self.fields)
+        return replace(self, fields=fields)
 
     def event(self, meter: SurfaceMeter, *, dropped_events: int = 0) -> TelemetryEvent:
         """Redact, hash, size the surfaces and build the validated event (background thread)."""
@@ -225,7 +237,11 @@ def snapshot(
         if resolution.tools_allow is not None
         else None,
         "available_tools": len(candidates) if request.tools is not None else 0,
+        "shadow_tools_allow": tuple(resolution.shadow_tools_allow)
+        if resolution.shadow_tools_allow is not None
+        else None,
         "used_tools": tuple(used_tools) if used_tools is not None else None,
+        "run_id": request.run_id,
         "llm_tools": tuple(resolution.llm_tools) if resolution.llm_tools is not None else None,
         "dropped_tools": tuple(resolution.dropped_tools),
         "validation": resolution.validation,

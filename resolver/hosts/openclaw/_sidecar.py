@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -42,6 +42,9 @@ from ..._pipeline import Resolver, as_dict
 from ..._state import state_from_openclaw_ctx
 from ..._surface import default_surface
 from ..._types import Message, Resolution, ToolInfo, TurnRequest
+
+if TYPE_CHECKING:
+    from ...telemetry import TelemetryObserver
 
 logger = logging.getLogger("resolver")
 
@@ -165,7 +168,7 @@ class Sidecar:
                 self.surface.save()
                 result = {"known": known}
             elif method == "observe_tool_calls":
-                result = {"ok": True}
+                result = {"ok": True, "recorded": self.observe_tool_calls(params)}
             elif method == "ping":
                 result = {"pong": True}
             else:
@@ -177,13 +180,46 @@ class Sidecar:
             return _error(request_id, "internal_error", type(exc).__name__)
         return {"id": request_id, "result": result}
 
+    def _telemetry(self) -> list[TelemetryObserver]:
+        if self.resolver is None:
+            return []
+        from ...telemetry import TelemetryObserver
+
+        found = [o for o in self.resolver.observers if isinstance(o, TelemetryObserver)]
+        for observer in found:
+            observer.hold_runs = True  # this host reports each run's tool calls
+        return found
+
+    def observe_tool_calls(self, params: Mapping[str, Any]) -> int:
+        """Attach reported tool calls to their run's held shadow line (docs/tuning.md)."""
+        ctx = params.get("ctx")
+        run_id = _str(ctx.get("runId")) if isinstance(ctx, dict) else None
+        calls = params.get("calls")
+        if run_id is None or not isinstance(calls, list):
+            return 0
+        names = [c.get("name") for c in calls if isinstance(c, dict)]
+        valid = [n for n in names if isinstance(n, str) and n]
+        recorded = 0
+        for observer in self._telemetry():
+            recorded += observer.record_tool_calls(run_id, valid)
+        return len(valid) if recorded else 0
+
+    def shutdown(self) -> None:
+        """Write every held shadow line and what is queued (at exit)."""
+        for observer in self._telemetry():
+            observer.close(timeout=5)
+
     async def configure(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         data = {k: v for k, v in raw.items() if v is not None}
         config = load_config(data, source="plugins.entries.openclaw-tool-resolver.config")
         from ...cli._common import build_resolver  # one factory for CLI and hosts
 
         self.config = config
+        if self.resolver is not None:
+            for observer in self._telemetry():
+                observer.release()  # the old resolver's held lines are written now
         self.resolver = build_resolver(config)
+        self._telemetry()
         state_file = config.surface_state_file
         self.surface = SurfaceView.load(Path(state_file).expanduser() if state_file else None)
         warm = getattr(self.resolver.llm, "warm_up", None)
@@ -219,6 +255,11 @@ class Sidecar:
             self.resolver = Resolver(ResolverConfig())
         session = _str(ctx.get("sessionId")) or _str(ctx.get("sessionKey"))
         run_id = _str(ctx.get("runId"))
+        for observer in self._telemetry():
+            # A new turn of this session: its earlier runs are over (their lines are written).
+            if session is not None:
+                observer.release(session_id=session, keep_run=run_id)
+            observer.release(stale_only=True)
         now = self.clock()
         surface_known = self.surface.last_full_view is not None
         if session is not None:
@@ -233,6 +274,7 @@ class Sidecar:
             tools=self._candidates() if surface_known else None,
             sessionId=session,
             agentId=_str(ctx.get("agentId")),
+            runId=run_id,
             state=state_from_openclaw_ctx(ctx),
         )
         if stale:
@@ -316,7 +358,11 @@ async def main_async() -> None:
         out.write(data)
         out.flush()
 
-    await serve(reader, write, Sidecar())
+    sidecar = Sidecar()
+    try:
+        await serve(reader, write, sidecar)
+    finally:
+        sidecar.shutdown()
 
 
 def main() -> int:
