@@ -1,4 +1,4 @@
-"""Locate the shipped data folders (`catalogs/`, `schemas/`, the OpenClaw extension).
+"""Locate the shipped data folders (`catalogs/`, `schemas/`, the curated benchmark files).
 
 In a wheel they live at ``resolver/_data/<kind>/``; in a source checkout (editable install or
 tests run from the tree) at ``<repo>/<kind>/``.
@@ -22,6 +22,11 @@ def data_dir(kind: str) -> Path:
 def default_catalog_path() -> Path:
     """The shipped default catalog."""
     return data_dir("catalogs") / "default-catalog.json"
+
+
+def shipped_benchmark(name: str) -> Path:
+    """A benchmark file shipped for the tuning loop (curated cases, default margins)."""
+    return data_dir("benchmark") / name
 
 
 def schema_path(name: str) -> Path:

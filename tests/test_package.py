@@ -47,5 +47,7 @@ def test_wheel_carries_catalogs_and_schemas(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "resolver/_data/catalogs/default-catalog.json" in names
     assert "resolver/_data/schemas/catalog.v1.json" in names
+    assert "resolver/_data/benchmark/benchmark-v1-curated.json" in names  # tune propose default
+    assert "resolver/_data/benchmark/margins-default.json" in names
     assert "resolver/_data/schemas/telemetry-event.v1.json" in names
     assert "resolver/_data/catalogs/openclaw-2026.9.6-tools.json" in names

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from .._data import shipped_benchmark
 from ._common import print_json
 
 if TYPE_CHECKING:
@@ -76,7 +77,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     gen.set_defaults(func=run_generate)
 
     o = bsub.add_parser("overhead", help="the offline pipeline's per-turn cost (p50/p99)")
-    o.add_argument("--curated", default="benchmark/benchmark-v1-curated.json", metavar="CASES")
+    o.add_argument(
+        "--curated", default=str(shipped_benchmark("benchmark-v1-curated.json")), metavar="CASES"
+    )
     o.add_argument("--seal", default=None, metavar="CASES", help="a large case file (Seal-Tools)")
     o.add_argument("--turns", type=int, default=2000, metavar="N", help="timed turns per surface")
     o.add_argument("--md-out", metavar="OUT.md")

@@ -7,6 +7,7 @@ import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .._data import shipped_benchmark
 from .._errors import ConfigError
 from ._common import add_config_arg, config_from_args, tools_from_args
 
@@ -25,14 +26,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pr.add_argument("--out", required=True, metavar="DIR", help="folder for the proposal files")
     pr.add_argument(
         "--cases",
-        default="benchmark/benchmark-v1-curated.json",
+        default=str(shipped_benchmark("benchmark-v1-curated.json")),
         metavar="CASES.json",
         help="curated regression case file (default: %(default)s); 'none' to use only the "
         "shadow turns that were hits",
     )
     pr.add_argument(
         "--margins",
-        default="benchmark/margins-default.json",
+        default=str(shipped_benchmark("margins-default.json")),
         metavar="MARGINS.json",
         help="frozen gate margins (default: %(default)s)",
     )
