@@ -175,7 +175,10 @@ def render(
     add("- configurations: " + "; ".join(f"`{c}` = {LABELS[c]}" for c in CONFIGS))
     add(f"- prompts: {len(cases)} cases of `benchmark/benchmark-v1-curated.json`, round robin over")
     add("  its categories in file order (first case of every category, then the second, ...);")
-    add("  follow-up cases are sent as their last user message alone.\n")
+    add("  follow-up cases are sent as their last user message alone.")
+    add("- the mock never calls a tool, so this counts one request per turn; with Tool Search a")
+    add("  real model needs extra `tool_search`/`tool_describe` requests before it can use a tool")
+    add("  it has not loaded, which these figures do not include.\n")
 
     add("## Totals and means\n")
     base = results["none"]["rows"]
@@ -242,7 +245,18 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="write the markdown report here")
     parser.add_argument("--json", type=Path, help="write the raw measurements here")
     parser.add_argument("--configs", default=",".join(CONFIGS), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--render", type=Path, metavar="JSON", help="only re-render a --json file's report"
+    )
     args = parser.parse_args()
+    if args.render:
+        saved = json.loads(args.render.read_text())
+        cases = pick_cases(len(saved["results"]["none"]["rows"]))
+        report = render(saved["results"], cases, saved["meta"])
+        print(report)
+        if args.out:
+            args.out.write_text(report)
+        return 0
 
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
