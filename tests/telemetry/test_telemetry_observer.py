@@ -32,8 +32,8 @@ CONFIGURED_KEY = "zq-CONFIGURED-7f3a9c1e5b2d8f4a6c0e"
 
 SECRET_PROMPTS = [
     f"my key is {CONFIGURED_KEY}, keep it safe",
-    "use OPENAI key sk-proj-4f8a9b2c1d3e5f6a7b8c9d0e1f2a3b4c for the call",
-    "anthropic: sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv-xyz please",
+    "use OPENAI key sk-" + "proj-4f8a9b2c1d3e5f6a7b8c9d0e1f2a3b4c for the call",
+    "anthropic: sk-" + "ant-api03-AbCdEfGhIjKlMnOpQrStUv-xyz please",
     "curl -H 'Authorization: Bearer abc.def-ghi_jkl~123456' https://api.example.com",
     "connect to postgres://admin:S3cr3tPw@db.internal:5432/app and list tables",
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgO\n"
