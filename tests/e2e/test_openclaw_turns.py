@@ -118,13 +118,24 @@ def test_hanging_sidecar_costs_one_deadline_then_full_surface(
     openclaw_home.write_config(sidecar, {"sidecarTimeoutMs": SHORT_DEADLINE_MS})
     run = run_turn(openclaw_home)
     assert_full_surface(mock_llm)
-    assert "resolve timed out after 1500 ms" in run.stderr
+    if mode == "hang":
+        assert "resolve timed out after 1500 ms" in run.stderr
+    else:
+        # Hung at start: the turn's resolve times out, unless a slow host start-up already
+        # let the (off-turn) configure time out, in which case the resolve finds the child
+        # retired and abstains at once. Either way: one recorded failure, full surface.
+        assert any(
+            text in run.stderr
+            for text in ("resolve timed out after 1500 ms", "configure timed out after")
+        ), run.stderr[-2000:]
     if mode == "hang":
         (resolve,) = sidecar.requests("resolve")
         waited = mock_llm.primary_requests[0].received_at - resolve["t"]
         assert SHORT_DEADLINE_MS / 1000 - 0.1 <= waited <= SHORT_DEADLINE_MS / 1000 + 4.0, waited
-    # The killed child was replaced by a fresh one (configured, idle).
-    assert len([f for f in sidecar.frames() if f.get("event") == "start"]) >= 2
+    # The killed child was replaced by a fresh one (configured, idle). (For a child hung at
+    # start a replacement may still be in its back-off when the one-shot CLI exits.)
+    starts = [f for f in sidecar.frames() if f.get("event") == "start"]
+    assert len(starts) >= (2 if mode == "hang" else 1)
 
 
 @pytest.mark.parametrize("mode", ["crash", "crash_on_resolve"])
