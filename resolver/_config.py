@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic.alias_generators import to_camel
 
 from ._errors import ConfigError
+from ._files import read_user_file
 
 DEFAULT_CORE_TOOLS: tuple[str, ...] = (
     "read",
@@ -147,13 +148,7 @@ def load_config(data: dict[str, Any] | None = None, *, source: str = "config") -
 
 def load_config_file(path: str | Path) -> ResolverConfig:
     """Read a JSON config file (the plugin's `config` object, or a whole openclaw.json)."""
-    path = Path(path).expanduser()
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot read config file ({exc.strerror})", source=str(path)
-        ) from None
+    path, raw = read_user_file(path, "config file")
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

@@ -18,6 +18,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .._errors import ConfigError
+from .._files import read_user_file
 from .._surface import default_surface
 from .._types import Message, ToolInfo
 
@@ -159,11 +160,5 @@ def parse_case_file(raw: bytes, *, path: str) -> CaseSet:
 
 def load_case_file(path: str | Path) -> CaseSet:
     """Read and check a case file."""
-    path = Path(path).expanduser()
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot read case file ({exc.strerror})", source=str(path)
-        ) from None
+    path, raw = read_user_file(path, "case file")
     return parse_case_file(raw, path=str(path))

@@ -24,6 +24,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._errors import ConfigError
+from .._files import read_user_file
 from .intervals import cluster_bootstrap
 from .metrics import CaseOutcome
 
@@ -60,13 +61,7 @@ class MarginsFile(_Strict):
 
 def load_margins(path: str | Path) -> tuple[MarginsFile, str]:
     """The margins file and the sha256 of its bytes."""
-    path = Path(path).expanduser()
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot read margins ({exc.strerror})", source=str(path)
-        ) from None
+    path, raw = read_user_file(path, "margins")
     try:
         margins = MarginsFile.model_validate(orjson.loads(raw))
     except orjson.JSONDecodeError as exc:

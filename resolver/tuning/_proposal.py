@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from .._errors import ConfigError
+from .._files import read_user_file
 
 
 class _Model(BaseModel):
@@ -128,13 +129,7 @@ class Proposal(_Model):
 
 def load_proposal(path: str | Path) -> Proposal:
     """Read a proposal file; raise `ConfigError` naming the file and the field."""
-    path = Path(path).expanduser()
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot read proposal ({exc.strerror})", source=str(path)
-        ) from None
+    path, raw = read_user_file(path, "proposal")
     try:
         return Proposal.model_validate(orjson.loads(raw))
     except orjson.JSONDecodeError as exc:
