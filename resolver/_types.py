@@ -63,16 +63,7 @@ ReasonCode = Literal[
 REASON_CODES: tuple[str, ...] = ReasonCode.__args__  # type: ignore[attr-defined]
 
 LLM_FALLBACK_CODES: frozenset[str] = frozenset(
-    {
-        "llm_timeout_fallback",
-        "llm_error_fallback",
-        "llm_auth_fallback",
-        "llm_rate_limited_fallback",
-        "llm_unknown_model_fallback",
-        "llm_invalid_output_fallback",
-        "llm_truncated_fallback",
-        "llm_refusal_fallback",
-    }
+    code for code in REASON_CODES if code.startswith("llm_") and code.endswith("_fallback")
 )
 """The LLM failed and the offline classifier answered (one code per cause)."""
 

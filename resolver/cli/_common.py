@@ -12,7 +12,7 @@ import orjson
 from .._config import ResolverConfig, load_config, load_config_file
 from .._pipeline import Resolver
 from .._surface import default_surface, load_tools_file
-from .._types import Message, ToolInfo
+from .._types import Message, ToolInfo, TurnRequest
 
 
 def add_config_arg(parser: argparse.ArgumentParser) -> None:
@@ -80,6 +80,18 @@ def add_turn_args(parser: argparse.ArgumentParser) -> None:
         help="host execution state: a JSON object {semantic id: value} (default: no state)",
     )
     parser.add_argument("--session", metavar="ID", help="session id (for reuse and telemetry)")
+
+
+def request_from_args(args: argparse.Namespace, **extra: Any) -> TurnRequest:
+    """The turn described by `add_turn_args`' options (and the positional prompt)."""
+    return TurnRequest(
+        prompt=args.prompt,
+        messages=messages_from_file(args.messages_file),
+        tools=tools_from_args(args),
+        sessionId=args.session,
+        state=state_from_file(args.state_file),
+        **extra,
+    )
 
 
 def state_from_file(path: str | None) -> dict[str, Any] | None:

@@ -5,16 +5,13 @@ from __future__ import annotations
 import argparse
 
 from .._explain import explain_data, explain_lines
-from .._types import TurnRequest
 from ._common import (
     add_config_arg,
     add_turn_args,
     build_resolver,
     config_from_args,
-    messages_from_file,
     print_json,
-    state_from_file,
-    tools_from_args,
+    request_from_args,
 )
 
 
@@ -48,14 +45,7 @@ def _rows(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     resolver = build_resolver(config_from_args(args))
-    request = TurnRequest(
-        prompt=args.prompt,
-        messages=messages_from_file(args.messages_file),
-        tools=tools_from_args(args),
-        sessionId=args.session,
-        state=state_from_file(args.state_file),
-    )
-    resolution = resolver.resolve_sync(request)
+    resolution = resolver.resolve_sync(request_from_args(args))
     if args.json:
         print_json(explain_data(resolution, args.top))
     else:

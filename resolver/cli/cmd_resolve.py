@@ -5,29 +5,20 @@ from __future__ import annotations
 import argparse
 
 from .._pipeline import as_dict
-from .._types import TurnRequest
 from ._common import (
     add_config_arg,
+    add_turn_args,
     build_resolver,
     config_from_args,
-    messages_from_file,
     print_json,
-    state_from_file,
-    tools_from_args,
+    request_from_args,
 )
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("resolve", help="resolve one prompt: which tools does this turn need?")
     p.add_argument("prompt", help="the user's message for this turn")
-    p.add_argument(
-        "--tools-file",
-        metavar="FILE",
-        help="candidate tools (JSON list of {name, description}); default: OpenClaw 2026.9.6",
-    )
-    p.add_argument("--messages-file", metavar="FILE", help="conversation before the prompt")
-    p.add_argument("--session", metavar="ID", help="session id (for reuse and telemetry)")
-    p.add_argument("--state-file", metavar="FILE", help="host execution state (JSON object)")
+    add_turn_args(p)
     p.add_argument(
         "--no-reuse", action="store_true", help="disable decision reuse (reuse.enabled=false)"
     )
@@ -44,15 +35,7 @@ def run(args: argparse.Namespace) -> int:
         else config_from_args(args)
     )
     resolver = build_resolver(config)
-    request = TurnRequest(
-        prompt=args.prompt,
-        messages=messages_from_file(args.messages_file),
-        tools=tools_from_args(args),
-        sessionId=args.session,
-        state=state_from_file(args.state_file),
-        refresh=args.refresh,
-    )
-    resolution = resolver.resolve_sync(request)
+    resolution = resolver.resolve_sync(request_from_args(args, refresh=args.refresh))
     if args.json:
         print_json(as_dict(resolution))
         return 0
