@@ -76,6 +76,9 @@ class ResolverConfig(_Strict):
     llm_timeout_ms: int = Field(default=4000, ge=50, le=14000)
     llm_max_tokens: int = Field(default=400, ge=16, le=4096)
     confidence_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    offline_semantic: bool = False
+    """Fuse the packaged multilingual embedding model into the offline classifier (needs the
+    `semantic` extra; without it the classifier stays lexical and a warning is logged)."""
     capture_prompts: bool = True
     prompt_excerpt_length: int = Field(default=1500, ge=0, le=100_000)
     catalog_overrides_file: str | None = "~/.openclaw/resolver-catalog.json"

@@ -6,13 +6,16 @@ How it decides (README, "Offline classifier"):
    weighted fields — the tool name split into words (x3), the catalog's keyword lexicon (x2,
    any language) and the effective description (x1). Per-posting BM25 weights are precomputed,
    so a turn costs one dictionary lookup per query term.
-2. **Query**: the prompt's terms (stemmed words, CJK bigrams); a query word not in the
+2. **Query**: the prompt's terms (stemmed words, CJK bigrams, and every CJK keyword word found
+   whole in the prompt — a whole word outweighs partial bigram overlap); a query word not in the
    vocabulary is mapped to vocabulary words one edit away (typos: "remnd" -> remind), at a
    discount; the last user messages add a damped contribution (follow-ups).
 3. **Segments**: a prompt that asks for several things ("..., then ...; also ...") is split
    into clauses, and each clause's best tools are kept, so every sub-request is covered.
 4. **Cut-off** from the score distribution, not a fixed k: keep tools scoring at least a
    fraction of the best; a weak best score lowers the fraction (widen for recall).
+5. **Semantic extra** (optional, ``offlineSemantic``): a packaged multilingual embedding model
+   adds a bonus to the tools the prompt stands out for before the cut-off (`_semantic`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from dataclasses import dataclass
 
 from ._catalog import EffectiveCatalog
 from ._classify import Classification, ClassifyInput
-from ._text import tokens
+from ._semantic import SemanticScorer, fuse, passage_text
+from ._text import cjk_words, fold, has_cjk, tokens
 
 NAME_WEIGHT = 3.0
 KEYWORD_WEIGHT = 2.0
@@ -45,6 +49,12 @@ SEGMENT_RELATIVE_CUTOFF = 0.6
 SEGMENT_PICKS = 4
 MAX_SELECTED = 16
 MIN_TYPO_LENGTH = 4
+CJK_WORD_WEIGHT = 2.0
+"""A CJK keyword word found whole in the prompt counts this many keyword matches..."""
+CJK_BIGRAM_WEIGHT = 0.5
+"""...and each bigram it shares with the prompt only this fraction of one (partial overlap)."""
+_WORD_TERM = "\u00a7"
+"""Prefix of whole-word CJK keyword terms in the index (never produced by `tokens`)."""
 
 _SEGMENT_SPLIT = re.compile(
     r"(?:[.!?;。！？；\n]+\s*"
@@ -62,6 +72,8 @@ class _Index:
     """term -> ((tool index, precomputed BM25 weight), ...)"""
     deletes: Mapping[str, tuple[str, ...]]
     """one-deletion variants -> vocabulary terms (for typo matching)"""
+    cjk_words: tuple[str, ...] = ()
+    """CJK keyword words, matched whole as substrings of the prompt (particles may follow)"""
 
 
 def _deletions(term: str) -> set[str]:
@@ -80,7 +92,12 @@ def _build_index(tools: Sequence[tuple[str, str]], catalog: EffectiveCatalog) ->
             for term in tokens(phrase):
                 if term not in seen:
                     seen.add(term)
-                    tf[term] = tf.get(term, 0.0) + KEYWORD_WEIGHT
+                    scale = CJK_BIGRAM_WEIGHT if has_cjk(term) else 1.0
+                    tf[term] = tf.get(term, 0.0) + KEYWORD_WEIGHT * scale
+            for word in cjk_words(phrase):
+                if _WORD_TERM + word not in seen:
+                    seen.add(_WORD_TERM + word)
+                    tf[_WORD_TERM + word] = KEYWORD_WEIGHT * CJK_WORD_WEIGHT
         for term in tokens(description):
             tf[term] = tf.get(term, 0.0) + DESCRIPTION_WEIGHT
         tf_per_tool.append(tf)
@@ -103,7 +120,8 @@ def _build_index(tools: Sequence[tuple[str, str]], catalog: EffectiveCatalog) ->
         if len(term) >= MIN_TYPO_LENGTH and term.isascii():
             for variant in _deletions(term) | {term}:
                 deletes.setdefault(variant, []).append(term)
-    return _Index(names, weights, {k: tuple(v) for k, v in deletes.items()})
+    words = tuple(t[len(_WORD_TERM) :] for t in weights if t.startswith(_WORD_TERM))
+    return _Index(names, weights, {k: tuple(v) for k, v in deletes.items()}, words)
 
 
 def _near_terms(index: _Index, term: str) -> list[str]:
@@ -122,14 +140,18 @@ class OfflineClassifier:
 
     name = "offline"
 
-    def __init__(self, *, max_indexes: int = 8) -> None:
+    def __init__(self, *, max_indexes: int = 8, semantic: SemanticScorer | None = None) -> None:
         self._indexes: OrderedDict[tuple[str, int], _Index] = OrderedDict()
         self._max_indexes = max_indexes
         self._lock = threading.Lock()
+        self.semantic = semantic
+        """The optional semantic extra (None: lexical only)."""
 
     def warm(self, tools: tuple[tuple[str, str], ...], catalog: EffectiveCatalog) -> None:
         """Build (and cache) the index for a candidate set now, off the turn's path."""
         self._index_for(tools, catalog)
+        if self.semantic is not None:
+            self.semantic.build((catalog.fingerprint, hash(tools)), _passages(tools, catalog))
 
     def _index(self, request: ClassifyInput) -> _Index:
         return self._index_for(request.tools, request.catalog)
@@ -150,6 +172,11 @@ class OfflineClassifier:
 
     def _query(self, index: _Index, text: str, weight: float = 1.0) -> dict[str, float]:
         query: dict[str, float] = {}
+        if index.cjk_words and has_cjk(text):
+            folded = fold(text)
+            for word in index.cjk_words:
+                if word in folded:
+                    query[_WORD_TERM + word] = query.get(_WORD_TERM + word, 0.0) + weight
         for term in tokens(text):
             if term in index.weights:
                 query[term] = query.get(term, 0.0) + weight
@@ -177,7 +204,17 @@ class OfflineClassifier:
         for text in history[-2:]:
             for term, w in self._query(index, text, HISTORY_WEIGHT).items():
                 query[term] = query.get(term, 0.0) + w
-        return self._score(index, query)
+        scores = self._score(index, query)
+        if self.semantic is not None and tokens(request.prompt):
+            # a prompt with no content words ("thanks, that's all") stays without a signal
+            z = self.semantic.zscores(
+                (request.catalog.fingerprint, hash(request.tools)),
+                lambda: _passages(request.tools, request.catalog),
+                request.prompt,
+            )
+            if z is not None:
+                scores = fuse(scores, z)
+        return scores
 
     async def classify(self, request: ClassifyInput) -> Classification:
         return self.classify_sync(request)
@@ -248,3 +285,7 @@ def _round_robin(lists: Sequence[Sequence[str]], cap: int) -> tuple[str, ...]:
             if level < len(items) and len(chosen) < cap:
                 chosen.setdefault(items[level], None)
     return tuple(chosen)
+
+
+def _passages(tools: Sequence[tuple[str, str]], catalog: EffectiveCatalog) -> list[str]:
+    return [passage_text(n, d, catalog.keywords.get(n, ())) for n, d in tools]

@@ -30,6 +30,7 @@ from ._config import ResolverConfig
 from ._errors import ClassifierError, ClassifierTimeout, InvariantError
 from ._offline import OfflineClassifier
 from ._reuse import ReuseStore, apply_reused, isolation_parts
+from ._semantic import SemanticScorer
 from ._state import evaluate as evaluate_state
 from ._types import (
     LLM_FALLBACK_CODES,
@@ -363,7 +364,9 @@ class Resolver:
     ) -> None:
         self.config = config or ResolverConfig()
         self.catalogs = catalog_store or CatalogStore(self.config)
-        self.offline = offline or OfflineClassifier()
+        self.offline = offline or OfflineClassifier(
+            semantic=SemanticScorer() if self.config.offline_semantic else None
+        )
         self.llm = llm if llm is not None else _default_llm(self.config)
         self.observers = list(observers)
         self.clock = clock

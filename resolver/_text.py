@@ -240,6 +240,17 @@ def split_identifier(name: str) -> str:
     return _CAMEL.sub(" ", spaced)
 
 
+def has_cjk(text: str) -> bool:
+    """True when the text has a Chinese, Japanese or Korean character."""
+    return _CJK.search(text) is not None
+
+
+def cjk_words(phrase: str) -> list[str]:
+    """The whitespace-separated words of a keyword phrase that contain CJK characters (2+
+    characters, folded): matched whole against a prompt, where a bigram alone is ambiguous."""
+    return [w for w in fold(phrase).split() if len(w) >= 2 and has_cjk(w)]
+
+
 def _cjk_grams(run: str) -> list[str]:
     if len(run) == 1:
         return [run]

@@ -65,6 +65,9 @@ async def replay_cases(
     names = tuple(dict.fromkeys(t.name for t in tools))
     core = frozenset(resolver.config.core_tools) & frozenset(names)
     gate = asyncio.Semaphore(max(1, concurrency))
+    # the offline index (and the semantic matrix) are built before the first case, as a host's
+    # warm-up does: latency figures are per-turn costs
+    await asyncio.to_thread(resolver.warm, tools)
 
     async def one(case: BenchmarkCase) -> CaseOutcome:
         async with gate:

