@@ -124,15 +124,33 @@ def _build_index(tools: Sequence[tuple[str, str]], catalog: EffectiveCatalog) ->
     return _Index(names, weights, {k: tuple(v) for k, v in deletes.items()}, words)
 
 
+def one_edit(a: str, b: str) -> bool:
+    """True when `b` is `a` with one character inserted, deleted, substituted, or two
+    neighbours swapped (Damerau distance 1)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        if len(diff) == 1:
+            return True
+        i, j = diff[0], diff[-1]
+        return len(diff) == 2 and j == i + 1 and a[i] == b[j] and a[j] == b[i]
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = next((k for k in range(len(short)) if short[k] != long_[k]), len(short))
+    return short[i:] == long_[i + 1 :]
+
+
 def _near_terms(index: _Index, term: str) -> list[str]:
-    """Vocabulary terms one edit (insert, delete, substitute, transpose-ish) from `term`."""
+    """Vocabulary terms one edit (insert, delete, substitute, swap) from `term`.
+
+    The deletion index proposes candidates (a deletion on both sides can also pair words two
+    edits apart, e.g. "remnd" and "rendu"); `one_edit` keeps only the true one-edit ones."""
     if len(term) < MIN_TYPO_LENGTH - 1 or not term.isascii():
         return []
     found: set[str] = set()
     for variant in _deletions(term) | {term}:
         found.update(index.deletes.get(variant, ()))
-    found.discard(term)
-    return sorted(t for t in found if abs(len(t) - len(term)) <= 1)
+    return sorted(t for t in found if one_edit(term, t))
 
 
 class OfflineClassifier:
