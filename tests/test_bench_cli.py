@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bench_support import write_case_file
@@ -168,13 +169,28 @@ def test_progress_bar_and_tables_run(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "By category" in captured.err and "c01 [single]" in captured.err
 
 
-def test_curated_file_matches_the_schema() -> None:
-    """The committed curated case file validates against schemas/benchmark-case.v1.json."""
+@pytest.mark.parametrize("name", ["benchmark-v1-curated.json", "benchmark-v1-parallel.json"])
+def test_committed_case_files_match_the_schema(name: str) -> None:
+    """The committed case files validate against schemas/benchmark-case.v1.json."""
     import jsonschema
 
     schema = json.loads((REPO / "schemas" / "benchmark-case.v1.json").read_text())
-    data = json.loads((REPO / "benchmark" / "benchmark-v1-curated.json").read_text())
+    data = json.loads((REPO / "benchmark" / name).read_text())
     jsonschema.validate(data, schema)
+
+
+def test_parallel_set_has_every_language_for_every_source() -> None:
+    """Each source case of the parallel set exists in all six variants with the same tools."""
+    cases = json.loads((REPO / "benchmark" / "benchmark-v1-parallel.json").read_text())["cases"]
+    by_source: dict[str, list[dict[str, Any]]] = {}
+    for case in cases:
+        by_source.setdefault(case["meta"]["sourceId"], []).append(case)
+    assert len(by_source) >= 50
+    for variants in by_source.values():
+        assert sorted(v["meta"]["lang"] for v in variants) == sorted(
+            ["en", "zh", "ja", "ko", "es", "typo"]
+        )
+        assert len({tuple(v["must_include"]) for v in variants}) == 1
 
 
 def test_overhead_reports_both_surfaces(tmp_path: Path) -> None:
@@ -186,3 +202,13 @@ def test_overhead_reports_both_surfaces(tmp_path: Path) -> None:
     assert main([*args, "--md-out", str(md)]) == 0
     text = md.read_text()
     assert "| 54 | 5 |" in text and "| 8 | 5 |" in text and "p99 ms" in text
+
+
+def test_overhead_semantic_adds_rows_timed_with_the_model(tmp_path: Path) -> None:
+    """`--semantic` times every surface a second time with offlineSemantic on."""
+    small = write_case_file(tmp_path / "cases.json")
+    md = tmp_path / "overhead.md"
+    args = ["bench", "overhead", "--curated", str(small), "--turns", "3", "--semantic"]
+    assert main([*args, "--md-out", str(md)]) == 0
+    rows = [line for line in md.read_text().splitlines() if line.startswith(f"| {small}")]
+    assert len(rows) == 2 and rows[1].startswith(f"| {small} + semantic |")

@@ -1,8 +1,9 @@
 """The offline pipeline's per-turn cost on a surface, with the index built once.
 
 One `Resolver` (defaults, no override file, no LLM) resolves the case file's prompts in turn;
-the first turn (which builds the offline index for the surface) is timed separately as the
-warm-up, then `turns` turns are timed one by one (`time.perf_counter`). Reported: p50, p99,
+the warm-up (building the offline index for the surface — and with `semantic`, embedding every
+tool — as a host's warm-up does, then the first turn) is timed separately, then `turns` turns
+are timed one by one (`time.perf_counter`). Reported: p50, p99,
 mean and max wall time per turn, p50 and p99 CPU time per turn, and the warm-up.
 """
 
@@ -39,21 +40,25 @@ class Overhead:
     cpu_p50_ms: float
     """CPU time of the process per turn (unaffected by other processes on the machine)."""
     cpu_p99_ms: float
+    semantic: bool = False
+    """Timed with offlineSemantic on (the packaged embedding model)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def measure(path: str, *, turns: int) -> Overhead:
+def measure(path: str, *, turns: int, semantic: bool = False) -> Overhead:
     """Time `turns` offline turns over the case file's surface (prompts cycled in order)."""
     cases = load_case_file(path)
     tools = list(cases.candidates)
-    resolver = Resolver(ResolverConfig(catalog_overrides_file=None), llm=None)
+    config = ResolverConfig(catalog_overrides_file=None, offline_semantic=semantic)
+    resolver = Resolver(config, llm=None)
     resolver.llm = None
 
     async def go() -> tuple[float, list[float], list[float]]:
         first = cases.cases[0]
         start = time.perf_counter()
+        resolver.warm(tools)
         await resolver.resolve(TurnRequest(prompt=first.prompt, tools=tools))
         warmup = (time.perf_counter() - start) * 1000.0
         samples: list[float] = []
@@ -78,6 +83,7 @@ def measure(path: str, *, turns: int) -> Overhead:
         max_ms=round(max(samples, default=0.0), 3),
         cpu_p50_ms=round(percentile(cpu, 50), 3),
         cpu_p99_ms=round(percentile(cpu, 99), 3),
+        semantic=semantic,
     )
 
 
@@ -85,7 +91,7 @@ def overhead_markdown(results: list[Overhead], *, command: str) -> str:
     """The overhead report."""
     rows = [
         [
-            r.case_file,
+            r.case_file + (" + semantic" if r.semantic else ""),
             str(r.tools),
             str(r.turns),
             f"{r.p50_ms:.2f}",
@@ -109,7 +115,8 @@ def overhead_markdown(results: list[Overhead], *, command: str) -> str:
             f"{os.cpu_count()} CPUs, 1-minute load average at the end {load:.2f} "
             "(the machine is shared: wall time per turn includes waiting for a CPU; the CPU "
             "columns are this process's CPU time per turn)",
-            "- One resolver per surface; the warm-up turn builds the offline index once, then "
+            "- One resolver per surface; the warm-up builds the offline index (and, + semantic, "
+            "embeds every tool) once, then "
             "each timed turn runs the whole pipeline (catalog, offline classifier, continuity, "
             "core tools, guards, ranked candidates).",
             "",

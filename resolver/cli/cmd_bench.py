@@ -83,6 +83,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     o.add_argument("--seal", default=None, metavar="CASES", help="a large case file (Seal-Tools)")
     o.add_argument("--turns", type=int, default=2000, metavar="N", help="timed turns per surface")
     o.add_argument("--md-out", metavar="OUT.md")
+    o.add_argument(
+        "--semantic",
+        action="store_true",
+        help="also time each surface with offlineSemantic on (needs the 'semantic' extra)",
+    )
     o.set_defaults(func=run_overhead)
 
 
@@ -271,9 +276,12 @@ def run_overhead(args: argparse.Namespace) -> int:
     from ..bench.harness import command_line
     from ..bench.overhead import measure, overhead_markdown
 
-    results = [measure(args.curated, turns=args.turns)]
-    if args.seal:
-        results.append(measure(args.seal, turns=args.turns))
+    files = [args.curated] + ([args.seal] if args.seal else [])
+    results = [
+        measure(path, turns=args.turns, semantic=semantic)
+        for semantic in ((False, True) if args.semantic else (False,))
+        for path in files
+    ]
     markdown = overhead_markdown(results, command=command_line(args.argv))
     _write(args.md_out, markdown.encode())
     print(markdown)
