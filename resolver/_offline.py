@@ -217,22 +217,25 @@ class OfflineClassifier:
         return dict(zip(index.names, self._full_scores(index, request), strict=True))
 
     def _full_scores(self, index: _Index, request: ClassifyInput) -> list[float]:
+        return self._scored(index, request)[0]
+
+    def _scored(self, index: _Index, request: ClassifyInput) -> tuple[list[float], bool]:
+        """Per-candidate scores, and whether the semantic extra contributed to them."""
         query = self._query(index, request.prompt)
         history = [m.text() for m in request.messages[-4:] if m.role == "user"]
         for text in history[-2:]:
             for term, w in self._query(index, text, HISTORY_WEIGHT).items():
                 query[term] = query.get(term, 0.0) + w
         scores = self._score(index, query)
-        if self.semantic is not None and tokens(request.prompt):
+        if self.semantic is None or not tokens(request.prompt):
             # a prompt with no content words ("thanks, that's all") stays without a signal
-            z = self.semantic.zscores(
-                (request.catalog.fingerprint, hash(request.tools)),
-                lambda: _passages(request.tools, request.catalog),
-                request.prompt,
-            )
-            if z is not None:
-                scores = fuse(scores, z)
-        return scores
+            return scores, False
+        z = self.semantic.zscores(
+            (request.catalog.fingerprint, hash(request.tools)),
+            lambda: _passages(request.tools, request.catalog),
+            request.prompt,
+        )
+        return (scores, False) if z is None else (fuse(scores, z), True)
 
     async def classify(self, request: ClassifyInput) -> Classification:
         return self.classify_sync(request)
@@ -240,7 +243,8 @@ class OfflineClassifier:
     def classify_sync(self, request: ClassifyInput) -> Classification:
         """Rank candidates and cut where the score drops off; cover every clause."""
         index = self._index(request)
-        scores = self._full_scores(index, request)
+        scores, semantic = self._scored(index, request)
+        label = "offline+semantic" if semantic else "offline"
         names = index.names
         positive = [i for i, v in enumerate(scores) if v > 0]
         ranked = sorted(positive, key=lambda i: (-scores[i], names[i]))
@@ -252,7 +256,7 @@ class OfflineClassifier:
                 confidence=0.0,
                 scores=rounded,
                 reasoning="no catalog term matched the prompt",
-                classifier="offline",
+                classifier=label,
                 has_signal=False,
             )
         weak = top < WEAK_SCORE
@@ -269,7 +273,7 @@ class OfflineClassifier:
             scores=rounded,
             reasoning=f"lexical match; best {names[ranked[0]]} ({top:.2f})",
             cutoff=round(cutoff, 4),
-            classifier="offline",
+            classifier=label,
         )
 
     def _segment_lists(self, index: _Index, prompt: str) -> list[list[str]]:

@@ -555,7 +555,8 @@ class Resolver:
             # Nothing in the prompt points at any tool: core tools only (chit-chat).
             quiet = replace(state, scores=offline.scores, confidence=0.0)
             return quiet.reason("offline_selected"), "offline", None
-        return apply_classification(state, offline, "offline", "offline_selected"), "offline", None
+        applied = apply_classification(state, offline, "offline", "offline_selected")
+        return applied, offline.classifier, None
 
     async def _classify_llm(
         self, llm: Classifier, state: TurnState, request: ClassifyInput, hint: CacheHint
@@ -577,14 +578,22 @@ class Resolver:
         except TimeoutError:
             return (
                 self._fallback(state, offline, "llm_timeout_fallback", hint),
-                "offline",
+                offline.classifier,
                 self._ms(t0),
             )
         except ClassifierTimeout as exc:
-            return self._fallback(state, offline, exc.reason, hint), "offline", self._ms(t0)
+            return (
+                self._fallback(state, offline, exc.reason, hint),
+                offline.classifier,
+                self._ms(t0),
+            )
         except ClassifierError as exc:
             logger.warning("resolver: classifier failed (%s): %s", exc.reason, exc)
-            return self._fallback(state, offline, exc.reason, hint), "offline", self._ms(t0)
+            return (
+                self._fallback(state, offline, exc.reason, hint),
+                offline.classifier,
+                self._ms(t0),
+            )
         finally:
             if not llm_task.done():
                 llm_task.cancel()

@@ -128,16 +128,20 @@ class SemanticScorer:
         with self._lock:
             if key in self._matrices:
                 return True
-        encoder = self._get_encoder()
-        if encoder is None:
-            return False
-        matrix = encoder.passages(texts) if texts else None
-        with self._lock:
-            self._matrices[key] = matrix
-            self._building.discard(key)
-            while len(self._matrices) > self._max:
-                self._matrices.popitem(last=False)
-        return True
+            self._building.add(key)  # a turn meanwhile does not start a second build
+        try:
+            encoder = self._get_encoder()
+            if encoder is None:
+                return False
+            matrix = encoder.passages(texts) if texts else None
+            with self._lock:
+                self._matrices[key] = matrix
+                while len(self._matrices) > self._max:
+                    self._matrices.popitem(last=False)
+            return True
+        finally:
+            with self._lock:
+                self._building.discard(key)
 
     def build_soon(self, key: Any, texts: Sequence[str]) -> None:
         """Start building a candidate set's matrix in a daemon thread (once)."""
@@ -151,8 +155,6 @@ class SemanticScorer:
                 self.build(key, texts)
             except Exception:
                 logger.warning("resolver: semantic index build failed", exc_info=True)
-                with self._lock:
-                    self._building.discard(key)
 
         threading.Thread(target=run, name="resolver-semantic-build", daemon=True).start()
 

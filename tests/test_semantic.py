@@ -77,9 +77,10 @@ def test_a_prompt_in_another_language_finds_the_tool_the_lexicon_cannot() -> Non
     assert resolve(plain, prompt) == ()
     fused = resolver_for(True)
     fused.warm(TOOLS)
-    allowed = resolve(fused, prompt)
-    assert allowed is not None and allowed[0] == "get_forecast"
-    assert len(allowed) <= 3
+    res = asyncio.run(fused.resolve(TurnRequest(prompt=prompt, tools=TOOLS)))
+    assert res.tools_allow is not None and res.tools_allow[0] == "get_forecast"
+    assert len(res.tools_allow) <= 3
+    assert res.classifier == "offline+semantic"  # the telemetry line says the model helped
 
 
 def test_semantic_rescues_a_paraphrase_in_english() -> None:
