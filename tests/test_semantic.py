@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -141,3 +142,42 @@ def test_offline_semantic_is_off_by_default_and_validated() -> None:
 
     with pytest.raises(ConfigError, match="offlineSemantic"):
         load_config({"offlineSemantic": "sometimes"})
+
+
+class CountingEncoder:
+    """The real packaged encoder, counting how often tools are embedded."""
+
+    def __init__(self) -> None:
+        self.inner = load_encoder()
+        self.model_id = self.inner.model_id
+        self.passage_calls = 0
+
+    def passages(self, texts: Any) -> Any:
+        self.passage_calls += 1
+        return self.inner.passages(texts)
+
+    def query(self, text: str) -> Any:
+        return self.inner.query(text)
+
+
+def test_tool_matrices_are_kept_on_disk_and_a_bad_file_is_rebuilt(tmp_path: Path) -> None:
+    texts = [passage_text(t.name, t.description, ()) for t in TOOLS]
+    first = CountingEncoder()
+    SemanticScorer(lambda: first, cache_dir=tmp_path).build("k", texts)
+    files = list(tmp_path.glob("*.npy"))
+    assert first.passage_calls == 1 and len(files) == 1
+
+    second = CountingEncoder()  # a new process: same texts, same model -> read from disk
+    scorer = SemanticScorer(lambda: second, cache_dir=tmp_path)
+    assert scorer.build("k", texts) and second.passage_calls == 0
+    z = scorer.zscores("k", lambda: texts, "will it rain tomorrow")
+    assert z is not None and max(range(len(z)), key=z.__getitem__) == 0
+
+    files[0].write_bytes(b"not a matrix")
+    third = CountingEncoder()
+    assert SemanticScorer(lambda: third, cache_dir=tmp_path).build("k", texts)
+    assert third.passage_calls == 1 and files[0].stat().st_size > 100  # rebuilt and rewritten
+
+    changed = CountingEncoder()  # another surface text -> another file
+    SemanticScorer(lambda: changed, cache_dir=tmp_path).build("k", [*texts[:-1], "other tool"])
+    assert changed.passage_calls == 1 and len(list(tmp_path.glob("*.npy"))) == 2

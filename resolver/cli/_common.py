@@ -12,7 +12,7 @@ import orjson
 from .._config import ResolverConfig, load_config, load_config_file
 from .._pipeline import Resolver
 from .._surface import default_surface, load_tools_file
-from .._types import Message, ToolInfo, TurnRequest
+from .._types import Message, Resolution, ToolInfo, TurnRequest
 
 
 def add_config_arg(parser: argparse.ArgumentParser) -> None:
@@ -60,6 +60,14 @@ def build_resolver(config: ResolverConfig) -> Resolver:
     from ..telemetry import observers_for  # late: only when a command builds a resolver
 
     return Resolver(config, observers=observers_for(config))
+
+
+def resolve_once(resolver: Resolver, request: TurnRequest) -> Resolution:
+    """One CLI turn. With the semantic extra on, the surface is embedded first (a host does this
+    in the background; a one-shot command would otherwise answer lexically)."""
+    if resolver.offline.semantic is not None and request.tools:
+        resolver.warm(request.tools)
+    return resolver.resolve_sync(request)
 
 
 def print_json(data: Any) -> None:

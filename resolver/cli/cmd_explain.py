@@ -12,6 +12,7 @@ from ._common import (
     config_from_args,
     print_json,
     request_from_args,
+    resolve_once,
 )
 
 
@@ -45,7 +46,7 @@ def _rows(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     resolver = build_resolver(config_from_args(args))
-    resolution = resolver.resolve_sync(request_from_args(args))
+    resolution = resolve_once(resolver, request_from_args(args))
     if args.json:
         print_json(explain_data(resolution, args.top))
     else:

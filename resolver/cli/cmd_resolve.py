@@ -12,6 +12,7 @@ from ._common import (
     config_from_args,
     print_json,
     request_from_args,
+    resolve_once,
 )
 
 
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         else config_from_args(args)
     )
     resolver = build_resolver(config)
-    resolution = resolver.resolve_sync(request_from_args(args, refresh=args.refresh))
+    resolution = resolve_once(resolver, request_from_args(args, refresh=args.refresh))
     if args.json:
         print_json(as_dict(resolution))
         return 0
