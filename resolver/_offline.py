@@ -10,8 +10,9 @@ How it decides (README, "Offline classifier"):
    whole in the prompt — a whole word outweighs partial bigram overlap); a query word not in the
    vocabulary is mapped to vocabulary words one edit away (typos: "remnd" -> remind), at a
    discount; the last user messages add a damped contribution (follow-ups).
-3. **Segments**: a prompt that asks for several things ("..., then ...; also ...") is split
-   into clauses, and each clause's best tools are kept, so every sub-request is covered.
+3. **Segments**: a prompt that asks for several things ("..., then ...; also ..."; the
+   full-width "，" and "、" count as commas) is split into clauses, and each clause's best
+   tools are kept, so every sub-request is covered.
 4. **Cut-off** from the score distribution, not a fixed k: keep tools scoring at least a
    fraction of the best; a weak best score lowers the fraction (widen for recall).
 5. **Semantic extra** (optional, ``offlineSemantic``): a packaged multilingual embedding model
@@ -57,7 +58,7 @@ _WORD_TERM = "\u00a7"
 """Prefix of whole-word CJK keyword terms in the index (never produced by `tokens`)."""
 
 _SEGMENT_SPLIT = re.compile(
-    r"(?:[.!?;。！？；\n]+\s*"
+    r"(?:[.!?;。！？；，、\n]+\s*"
     r"|,?\s+(?:and then|then|also|additionally|finally|afterwards|after that|next|plus"
     r"|as well as)\s+"
     r"|,\s+(?:and\s+)?)",

@@ -58,3 +58,16 @@ def test_a_whole_word_outweighs_more_bigrams_spread_over_other_words(
     monkeypatch.setattr(offline, "CJK_WORD_WEIGHT", 0.0)
     got = scores(resolver_with_keywords(tmp_path, keywords), "打开状态看板")
     assert got["agent_report"] > got["status_board"]
+
+
+def test_a_full_width_comma_separates_clauses_like_an_english_comma(tmp_path: Path) -> None:
+    """'take a photo with the nursery camera, send it to my wife': the second clause's tool is
+    kept although the first clause scores far higher, as with ", " in English."""
+    keywords = {"photo_upload": ["摄像头", "拍照", "照片"], "agent_report": ["发给"]}
+    prompt = "用婴儿房的摄像头拍照，照片发给我老婆"
+    resolver = resolver_with_keywords(tmp_path, keywords)
+    res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=TOOLS)))
+    got = {c.name: c.score for c in res.candidates}
+    assert got["agent_report"] < 0.5 * got["photo_upload"]  # below the whole-prompt cut-off
+    assert res.tools_allow is not None
+    assert set(res.tools_allow) == {"photo_upload", "agent_report"}
