@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -218,3 +219,50 @@ def test_install_refuses_malformed_config(
     assert "not valid JSON" in capsys.readouterr().err
     assert cfg.read_text() == "{ this is not json"
     assert not (home / "extensions").exists()
+
+
+def test_sidecar_with_the_semantic_extra_warms_then_uses_the_model() -> None:
+    """offlineSemantic in the plugin config: after the surface is seen (the default OpenClaw
+    tools plus the host's), the sidecar embeds it in its warm-up thread; turns answer lexically
+    until then and with the model after."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "resolver.hosts.openclaw"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def call(frame: dict[str, object]) -> dict[str, object]:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(frame) + "\n")
+        proc.stdin.flush()
+        answer: dict[str, object] = json.loads(proc.stdout.readline())
+        assert answer["id"] == frame["id"]
+        return answer
+
+    tools = [
+        {"name": "get_forecast", "description": "Weather forecast for a city: rain, temperature."},
+        {"name": "send_email", "description": "Send an email message to a recipient address."},
+        {"name": "play_track", "description": "Play a song or album on the speakers."},
+        {"name": "book_table", "description": "Reserve a table at a restaurant."},
+    ]
+    config = {"offlineSemantic": True, "capturePrompts": False, "coreTools": []}
+    try:
+        assert call({"id": "c", "method": "configure", "params": {"config": config}})["result"]
+        call({"id": "o", "method": "observe_surface", "params": {"tools": tools, "ctx": {}}})
+        result: dict[str, object] = {}
+        for attempt in range(600):  # the model loads and embeds 4 tools: seconds
+            ctx = {"sessionId": f"s{attempt}", "agentId": "main", "runId": f"r{attempt}"}
+            params = {"event": {"prompt": "明天北京会下雨吗？"}, "ctx": ctx}
+            result = call({"id": f"r{attempt}", "method": "resolve", "params": params})["result"]  # type: ignore[assignment]
+            if result.get("classifier") == "offline+semantic":
+                break
+            time.sleep(0.1)
+        assert result.get("classifier") == "offline+semantic"
+        allowed = result["toolsAllow"]
+        assert isinstance(allowed, list) and allowed[0] in ("get_forecast", "web_search")
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
