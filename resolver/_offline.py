@@ -77,6 +77,10 @@ class _Index:
     """CJK keyword words, matched whole as substrings of the prompt (particles may follow)"""
 
 
+def _script(term: str) -> str:
+    return "cjk" if term.startswith(_WORD_TERM) or has_cjk(term) else "latin"
+
+
 def _deletions(term: str) -> set[str]:
     return {term[:i] + term[i + 1 :] for i in range(len(term))}
 
@@ -102,8 +106,14 @@ def _build_index(tools: Sequence[tuple[str, str]], catalog: EffectiveCatalog) ->
         for term in tokens(description):
             tf[term] = tf.get(term, 0.0) + DESCRIPTION_WEIGHT
         tf_per_tool.append(tf)
-    lengths = [sum(tf.values()) for tf in tf_per_tool]
-    avg = (sum(lengths) / len(lengths)) if lengths else 1.0
+    # Length normalisation per script: a tool's Chinese/Japanese/Korean keywords do not make it
+    # "longer" for an English query, nor its English text for a CJK one (adding words in one
+    # language leaves every other language's ranking as it was).
+    lengths = {
+        script: [sum(f for t, f in tf.items() if _script(t) == script) for tf in tf_per_tool]
+        for script in ("latin", "cjk")
+    }
+    avg = {s: (sum(v) / len(v) if v and sum(v) else 1.0) for s, v in lengths.items()}
     postings: dict[str, list[tuple[int, float]]] = {}
     for i, tf in enumerate(tf_per_tool):
         for term, freq in tf.items():
@@ -112,9 +122,9 @@ def _build_index(tools: Sequence[tuple[str, str]], catalog: EffectiveCatalog) ->
     weights: dict[str, tuple[tuple[int, float], ...]] = {}
     for term, plist in postings.items():
         idf = math.log(1.0 + (n - len(plist) + 0.5) / (len(plist) + 0.5))
+        length, mean = lengths[_script(term)], avg[_script(term)]
         weights[term] = tuple(
-            (i, idf * f * (K1 + 1) / (f + K1 * (1 - B + B * lengths[i] / (avg or 1.0))))
-            for i, f in plist
+            (i, idf * f * (K1 + 1) / (f + K1 * (1 - B + B * length[i] / mean))) for i, f in plist
         )
     deletes: dict[str, list[str]] = {}
     for term in weights:

@@ -46,12 +46,12 @@ def test_a_korean_keyword_word_matches_with_a_particle_attached(tmp_path: Path) 
 def test_a_whole_word_outweighs_more_bigrams_spread_over_other_words(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """agent_report shares more bigrams with the prompt (打开, 开状, 状态, 看板), but none of its
-    keyword words is in the prompt whole; status_board's one word '状态看板' is, and it ranks
+    """agent_report shares more bigrams with the prompt (打开, 开状, 状态, 态看, 看板), but none
+    of its keyword words is in the prompt whole; status_board's one word '状态看板' is, and it ranks
     first. Without whole-word matching the bigram count would win."""
     keywords = {
         "status_board": ["状态看板"],
-        "agent_report": ["打开门", "开状元", "状态栏", "看板娘"],
+        "agent_report": ["打开门", "开状元", "状态栏", "态看法", "看板娘"],
     }
     got = scores(resolver_with_keywords(tmp_path, keywords), "打开状态看板")
     assert got["status_board"] > got["agent_report"] > 0
@@ -71,3 +71,25 @@ def test_a_full_width_comma_separates_clauses_like_an_english_comma(tmp_path: Pa
     assert got["agent_report"] < 0.5 * got["photo_upload"]  # below the whole-prompt cut-off
     assert res.tools_allow is not None
     assert set(res.tools_allow) == {"photo_upload", "agent_report"}
+
+
+def test_words_in_one_script_leave_the_other_scripts_scores_unchanged(tmp_path: Path) -> None:
+    """BM25 length normalisation is per script: giving a tool many Chinese keywords does not
+    make it 'longer' (lower-scoring) for an English prompt, and English words not for a
+    Chinese one."""
+    base = {"photo_upload": ["upload photo", "照片上传"], "agent_report": ["report", "汇报"]}
+    more_cjk = {
+        **base,
+        "photo_upload": [*base["photo_upload"], *[f"上传{chr(0x4E00 + i)}照片" for i in range(30)]],
+    }
+    more_latin = {**base, "agent_report": [*base["agent_report"], *[f"word{i}" for i in range(30)]]}
+
+    def pair(keywords: dict[str, list[str]], prompt: str, sub: str) -> dict[str, float]:
+        folder = tmp_path / sub
+        folder.mkdir(exist_ok=True)
+        return scores(resolver_with_keywords(folder, keywords), prompt)
+
+    english = "upload this photo and report"
+    assert pair(base, english, "a") == pair(more_cjk, english, "b")
+    chinese = "把照片上传然后汇报"
+    assert pair(base, chinese, "c") == pair(more_latin, chinese, "d")
