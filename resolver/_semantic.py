@@ -215,7 +215,11 @@ class SemanticScorer:
         encoder = self._get_encoder()
         if matrix is None or encoder is None or len(matrix) < 2:
             return None
-        sims = [float(x) for x in matrix @ encoder.query(prompt[:MAX_QUERY_CHARS])]
+        try:
+            sims = [float(x) for x in matrix @ encoder.query(prompt[:MAX_QUERY_CHARS])]
+        except Exception:  # the model failing on one prompt costs that turn its bonus, not more
+            logger.warning("resolver: semantic scoring failed; this turn is lexical", exc_info=True)
+            return None
         mean = sum(sims) / len(sims)
         std = math.sqrt(sum((s - mean) ** 2 for s in sims) / len(sims))
         if std <= 1e-9:

@@ -181,3 +181,22 @@ def test_tool_matrices_are_kept_on_disk_and_a_bad_file_is_rebuilt(tmp_path: Path
     changed = CountingEncoder()  # another surface text -> another file
     SemanticScorer(lambda: changed, cache_dir=tmp_path).build("k", [*texts[:-1], "other tool"])
     assert changed.passage_calls == 1 and len(list(tmp_path.glob("*.npy"))) == 2
+
+
+class FailingQueries(CountingEncoder):
+    """The real encoder for tools; a fault on every query (as a native engine error would be)."""
+
+    def query(self, text: str) -> Any:
+        raise RuntimeError("engine fault")
+
+
+def test_a_model_fault_on_a_turn_leaves_that_turn_lexical(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fused = resolver_for(True)
+    assert fused.offline.semantic is not None
+    fused.offline.semantic = SemanticScorer(FailingQueries)
+    fused.warm(TOOLS)
+    res = asyncio.run(fused.resolve(TurnRequest(prompt="send an email to Ana", tools=TOOLS)))
+    assert res.tools_allow == ["send_email"] and res.classifier == "offline"
+    assert "semantic scoring failed" in caplog.text
