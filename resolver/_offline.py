@@ -75,6 +75,9 @@ class _Index:
     """one-deletion variants -> vocabulary terms (for typo matching)"""
     cjk_words: tuple[str, ...] = ()
     """CJK keyword words, matched whole as substrings of the prompt (particles may follow)"""
+    key: tuple[str, int] = ("", 0)
+    """(catalog fingerprint, candidate-set hash): this index's cache key, also the semantic
+    matrix's, so a turn hashes its candidate set once"""
 
 
 def _script(term: str) -> str:
@@ -85,7 +88,9 @@ def _deletions(term: str) -> set[str]:
     return {term[:i] + term[i + 1 :] for i in range(len(term))}
 
 
-def _build_index(tools: Sequence[tuple[str, str]], catalog: EffectiveCatalog) -> _Index:
+def _build_index(
+    tools: Sequence[tuple[str, str]], catalog: EffectiveCatalog, key: tuple[str, int]
+) -> _Index:
     names = tuple(name for name, _ in tools)
     tf_per_tool: list[dict[str, float]] = []
     for name, description in tools:
@@ -109,10 +114,10 @@ def _build_index(tools: Sequence[tuple[str, str]], catalog: EffectiveCatalog) ->
     # Length normalisation per script: a tool's Chinese/Japanese/Korean keywords do not make it
     # "longer" for an English query, nor its English text for a CJK one (adding words in one
     # language leaves every other language's ranking as it was).
-    lengths = {
-        script: [sum(f for t, f in tf.items() if _script(t) == script) for tf in tf_per_tool]
-        for script in ("latin", "cjk")
-    }
+    lengths = {"latin": [0.0] * len(tf_per_tool), "cjk": [0.0] * len(tf_per_tool)}
+    for i, tf in enumerate(tf_per_tool):
+        for term, freq in tf.items():
+            lengths[_script(term)][i] += freq
     avg = {s: (sum(v) / len(v) if v and sum(v) else 1.0) for s, v in lengths.items()}
     postings: dict[str, list[tuple[int, float]]] = {}
     for i, tf in enumerate(tf_per_tool):
@@ -132,7 +137,7 @@ def _build_index(tools: Sequence[tuple[str, str]], catalog: EffectiveCatalog) ->
             for variant in _deletions(term) | {term}:
                 deletes.setdefault(variant, []).append(term)
     words = tuple(t[len(_WORD_TERM) :] for t in weights if t.startswith(_WORD_TERM))
-    return _Index(names, weights, {k: tuple(v) for k, v in deletes.items()}, words)
+    return _Index(names, weights, {k: tuple(v) for k, v in deletes.items()}, words, key)
 
 
 def one_edit(a: str, b: str) -> bool:
@@ -178,9 +183,9 @@ class OfflineClassifier:
 
     def warm(self, tools: tuple[tuple[str, str], ...], catalog: EffectiveCatalog) -> None:
         """Build (and cache) the index for a candidate set now, off the turn's path."""
-        self._index_for(tools, catalog)
+        index = self._index_for(tools, catalog)
         if self.semantic is not None:
-            self.semantic.build((catalog.fingerprint, hash(tools)), _passages(tools, catalog))
+            self.semantic.build(index.key, _passages(tools, catalog))
 
     def _index(self, request: ClassifyInput) -> _Index:
         return self._index_for(request.tools, request.catalog)
@@ -192,7 +197,7 @@ class OfflineClassifier:
             if index is not None:
                 self._indexes.move_to_end(key)
                 return index
-        index = _build_index(tools, catalog)
+        index = _build_index(tools, catalog, key)
         with self._lock:
             self._indexes[key] = index
             while len(self._indexes) > self._max_indexes:
@@ -242,7 +247,7 @@ class OfflineClassifier:
             # a prompt with no content words ("thanks, that's all") stays without a signal
             return scores, False
         z = self.semantic.zscores(
-            (request.catalog.fingerprint, hash(request.tools)),
+            index.key,
             lambda: _passages(request.tools, request.catalog),
             request.prompt,
         )

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import math
 import os
 import threading
 from collections import OrderedDict
@@ -216,15 +215,15 @@ class SemanticScorer:
         if matrix is None or encoder is None or len(matrix) < 2:
             return None
         try:
-            sims = [float(x) for x in matrix @ encoder.query(prompt[:MAX_QUERY_CHARS])]
+            sims = (matrix @ encoder.query(prompt[:MAX_QUERY_CHARS])).astype("float64")
         except Exception:  # the model failing on one prompt costs that turn its bonus, not more
             logger.warning("resolver: semantic scoring failed; this turn is lexical", exc_info=True)
             return None
-        mean = sum(sims) / len(sims)
-        std = math.sqrt(sum((s - mean) ** 2 for s in sims) / len(sims))
+        std = float(sims.std())
         if std <= 1e-9:
             return None
-        return [(s - mean) / std for s in sims]
+        z: list[float] = ((sims - sims.mean()) / std).tolist()
+        return z
 
 
 def fuse(lexical: Sequence[float], z: Sequence[float]) -> list[float]:
