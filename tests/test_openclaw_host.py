@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from sidecar_support import Sidecar, run_sidecar
 
 from resolver.cli import main
 from resolver.hosts.openclaw._install import EXTENSION_DIR, PLUGIN_ID
@@ -16,22 +16,6 @@ from resolver.hosts.openclaw._install import EXTENSION_DIR, PLUGIN_ID
 
 def frames(*items: dict[str, object]) -> str:
     return "".join(json.dumps(i) + "\n" for i in items)
-
-
-def run_sidecar(stdin: str) -> dict[str, dict[str, object]]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "resolver.hosts.openclaw"],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = {}
-    for line in proc.stdout.splitlines():
-        frame = json.loads(line)  # stdout carries frames only
-        out[frame["id"]] = frame
-    return out
 
 
 def test_sidecar_abstains_until_surface_seen_then_narrows() -> None:
@@ -225,23 +209,6 @@ def test_sidecar_with_the_semantic_extra_warms_then_uses_the_model() -> None:
     """offlineSemantic in the plugin config: after the surface is seen (the default OpenClaw
     tools plus the host's), the sidecar embeds it in its warm-up thread; turns answer lexically
     until then and with the model after."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "resolver.hosts.openclaw"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-
-    def call(frame: dict[str, object]) -> dict[str, object]:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps(frame) + "\n")
-        proc.stdin.flush()
-        answer: dict[str, object] = json.loads(proc.stdout.readline())
-        assert answer["id"] == frame["id"]
-        return answer
-
     tools = [
         {"name": "get_forecast", "description": "Weather forecast for a city: rain, temperature."},
         {"name": "send_email", "description": "Send an email message to a recipient address."},
@@ -249,20 +216,18 @@ def test_sidecar_with_the_semantic_extra_warms_then_uses_the_model() -> None:
         {"name": "book_table", "description": "Reserve a table at a restaurant."},
     ]
     config = {"offlineSemantic": True, "capturePrompts": False, "coreTools": []}
-    try:
-        assert call({"id": "c", "method": "configure", "params": {"config": config}})["result"]
-        call({"id": "o", "method": "observe_surface", "params": {"tools": tools, "ctx": {}}})
+    with Sidecar() as sidecar:
+        assert sidecar.call("c", "configure", config=config)["result"]
+        sidecar.call("o", "observe_surface", tools=tools, ctx={})
         result: dict[str, object] = {}
-        for attempt in range(600):  # the model loads and embeds 4 tools: seconds
+        for attempt in range(600):  # the model loads and embeds the surface: seconds
             ctx = {"sessionId": f"s{attempt}", "agentId": "main", "runId": f"r{attempt}"}
-            params = {"event": {"prompt": "明天北京会下雨吗？"}, "ctx": ctx}
-            result = call({"id": f"r{attempt}", "method": "resolve", "params": params})["result"]  # type: ignore[assignment]
+            event = {"prompt": "明天北京会下雨吗？"}
+            result = sidecar.call(f"r{attempt}", "resolve", event=event, ctx=ctx)["result"]
             if result.get("classifier") == "offline+semantic":
                 break
             time.sleep(0.1)
         assert result.get("classifier") == "offline+semantic"
         allowed = result["toolsAllow"]
         assert isinstance(allowed, list) and allowed[0] in ("get_forecast", "web_search")
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=30)
+        sidecar.close(timeout=30)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from sidecar_support import Sidecar
 
 from resolver._surface import default_surface
 
@@ -51,33 +51,16 @@ def host_tools() -> list[dict[str, str]]:
     return base + CUSTOM_TOOLS
 
 
-def _frame(frame_id: str, method: str, **params: Any) -> str:
-    return json.dumps({"id": frame_id, "method": method, "params": params}) + "\n"
-
-
 def record_shadow_telemetry(config: dict[str, Any], home: Path) -> dict[str, Any]:
     """Run the sidecar over `TRAINING` with `config`, one frame at a time as a host would
     (each answered before the next is sent); return the answers by frame id."""
     ctx = {"sessionId": "s1", "agentId": "main"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "resolver.hosts.openclaw"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "HOME": str(home)},
-    )
-    assert proc.stdin is not None and proc.stdout is not None
     answers: dict[str, Any] = {}
+    with Sidecar(env={**os.environ, "HOME": str(home)}) as sidecar:
 
-    def send(frame_id: str, method: str, **params: Any) -> None:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(_frame(frame_id, method, **params))
-        proc.stdin.flush()
-        answer = json.loads(proc.stdout.readline())
-        answers[answer["id"]] = answer
+        def send(frame_id: str, method: str, **params: Any) -> None:
+            answers[frame_id] = sidecar.call(frame_id, method, **params)
 
-    try:
         send("c", "configure", config=config)
         send("o", "observe_surface", tools=host_tools(), ctx={"runId": "r0"})
         send("r0", "resolve", event={"prompt": "hello"}, ctx={**ctx, "runId": "r0"})
@@ -87,12 +70,7 @@ def record_shadow_telemetry(config: dict[str, Any], home: Path) -> dict[str, Any
             for j, name in enumerate(used):
                 call = {"name": name, "ok": True, "toolCallId": f"call-{i}-{j}"}
                 send(f"t{i}-{j}", "observe_tool_calls", calls=[call], ctx=run)
-        proc.stdin.close()  # EOF: the sidecar writes the last held line and exits
-        assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        assert sidecar.close(timeout=60) == 0, sidecar.stderr()
     return answers
 
 

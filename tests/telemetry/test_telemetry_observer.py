@@ -14,6 +14,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from sidecar_support import run_sidecar
 
 from resolver import (
     Classification,
@@ -289,15 +290,7 @@ def test_openclaw_sidecar_writes_one_line_per_turn(tmp_path: Path) -> None:
             "params": {"event": {"prompt": "find jira tickets about login"}, "ctx": ctx},
         },
     ]
-    proc = subprocess.run(
-        [sys.executable, "-m", "resolver.hosts.openclaw"],
-        input="".join(json.dumps(f) + "\n" for f in frames),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    answers = {f["id"]: f for f in map(json.loads, proc.stdout.splitlines())}
+    answers = run_sidecar(frames, timeout=120)
     events = [json.loads(x) for x in telemetry.read_bytes().splitlines()]
     assert [e["turn"] for e in events] == [1, 2]
     assert all(e["sessionId"] == "s1" and e["agentId"] == "main" for e in events)

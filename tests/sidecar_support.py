@@ -1,0 +1,74 @@
+"""The OpenClaw sidecar as a real child process over stdio, for tests.
+
+A plain module (not a conftest): tests import it by name.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+COMMAND = [sys.executable, "-m", "resolver.hosts.openclaw"]
+
+
+def frame(frame_id: str, method: str, **params: Any) -> dict[str, Any]:
+    return {"id": frame_id, "method": method, "params": params}
+
+
+def run_sidecar(
+    frames: str | Sequence[Mapping[str, Any]], *, timeout: float = 60
+) -> dict[str, dict[str, Any]]:
+    """Send every frame (or raw stdin text) at once, close stdin, and return the answers by
+    frame id (the sidecar must exit 0; stdout carries frames only)."""
+    text = frames if isinstance(frames, str) else "".join(json.dumps(f) + "\n" for f in frames)
+    proc = subprocess.run(
+        COMMAND,
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return {answer["id"]: answer for answer in map(json.loads, proc.stdout.splitlines())}
+
+
+class Sidecar:
+    """One frame answered before the next is sent, as a host drives it. Use as a context
+    manager; `close` sends EOF and returns the exit code (killed if it does not exit)."""
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            COMMAND,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(env) if env is not None else None,
+        )
+
+    def call(self, frame_id: str, method: str, **params: Any) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(frame(frame_id, method, **params)) + "\n")
+        self.proc.stdin.flush()
+        answer: dict[str, Any] = json.loads(self.proc.stdout.readline())
+        assert answer["id"] == frame_id
+        return answer
+
+    def close(self, timeout: float = 60) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()  # EOF: the sidecar writes what it holds and exits
+        return self.proc.wait(timeout=timeout)
+
+    def stderr(self) -> str:
+        return self.proc.stderr.read() if self.proc.stderr else ""
+
+    def __enter__(self) -> Sidecar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
