@@ -10,12 +10,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from ._errors import ConfigError
-from ._files import read_user_file
+from ._files import read_user_json
 
 DEFAULT_CORE_TOOLS: tuple[str, ...] = (
     "read",
@@ -151,14 +150,9 @@ def load_config(data: dict[str, Any] | None = None, *, source: str = "config") -
 
 def load_config_file(path: str | Path) -> ResolverConfig:
     """Read a JSON config file (the plugin's `config` object, or a whole openclaw.json)."""
-    path, raw = read_user_file(path, "config file")
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise ConfigError(
-            f"{path}: not valid JSON ({exc}); fix the syntax or validate it with a JSON linter",
-            source=str(path),
-        ) from None
+    path, data = read_user_json(
+        path, "config file", hint="fix the syntax or validate it with a JSON linter"
+    )
     if isinstance(data, dict) and "plugins" in data:
         entry = data.get("plugins", {}).get("entries", {}).get("openclaw-tool-resolver", {})
         data = entry.get("config", {}) if isinstance(entry, dict) else {}

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from ._errors import ConfigError
 
@@ -16,3 +19,14 @@ def read_user_file(path: str | Path, what: str) -> tuple[Path, bytes]:
         raise ConfigError(
             f"{resolved}: cannot read {what} ({exc.strerror})", source=str(resolved)
         ) from None
+
+
+def read_user_json(path: str | Path, what: str, *, hint: str = "") -> tuple[Path, Any]:
+    """`read_user_file`, parsed as JSON; invalid JSON is a `ConfigError` naming the file, the
+    parser's position and (`hint`) how to fix it."""
+    resolved, raw = read_user_file(path, what)
+    try:
+        return resolved, orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        message = f"{resolved}: not valid JSON ({exc})" + (f"; {hint}" if hint else "")
+        raise ConfigError(message, source=str(resolved)) from None

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
-
 from ._catalog import load_catalog_file
 from ._data import default_catalog_path
 from ._errors import ConfigError
+from ._files import read_user_json
 from ._types import ToolInfo
 
 
@@ -23,15 +22,7 @@ def load_tools_file(path: str | Path) -> list[ToolInfo]:
 
     Each tool is ``{"name", "description"?}`` (extra keys such as ``parameters`` are ignored).
     """
-    path = Path(path).expanduser()
-    try:
-        data = orjson.loads(path.read_bytes())
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot read tools file ({exc.strerror})", source=str(path)
-        ) from None
-    except orjson.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: invalid JSON ({exc})", source=str(path)) from None
+    path, data = read_user_json(path, "tools file")
     items = data.get("tools") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise ConfigError(

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 import orjson
 
 from .._config import ResolverConfig, load_config, load_config_file
+from .._files import read_user_json
 from .._pipeline import Resolver
 from .._surface import default_surface, load_tools_file
 from .._types import Message, Resolution, ToolInfo, TurnRequest
@@ -46,13 +46,12 @@ def messages_from_file(path: str | None) -> list[Message]:
         return []
     from .._errors import ConfigError
 
-    try:
-        data = orjson.loads(Path(path).read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read messages ({exc})", source=path) from None
+    resolved, data = read_user_json(path, "messages file")
     items = data.get("messages") if isinstance(data, dict) else data
     if not isinstance(items, list):
-        raise ConfigError(f"{path}: expected a JSON list of chat messages", source=path)
+        raise ConfigError(
+            f"{resolved}: expected a JSON list of chat messages", source=str(resolved)
+        )
     return [Message.model_validate(m) for m in items if isinstance(m, dict)]
 
 
@@ -108,15 +107,11 @@ def state_from_file(path: str | None) -> dict[str, Any] | None:
         return None
     from .._errors import ConfigError
 
-    try:
-        data = orjson.loads(Path(path).read_bytes())
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read state ({exc.strerror})", source=path) from None
-    except orjson.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: invalid JSON ({exc})", source=path) from None
+    resolved, data = read_user_json(path, "state file")
     if not isinstance(data, dict):
         raise ConfigError(
-            f'{path}: state must be a JSON object of semantic ids, e.g. {{"channel": "discord"}}',
-            source=path,
+            f"{resolved}: state must be a JSON object of semantic ids, "
+            'e.g. {"channel": "discord"}',
+            source=str(resolved),
         )
     return data

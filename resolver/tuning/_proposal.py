@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from .._errors import ConfigError
-from .._files import read_user_file
+from .._files import read_user_json
 
 
 class _Model(BaseModel):
@@ -129,11 +129,9 @@ class Proposal(_Model):
 
 def load_proposal(path: str | Path) -> Proposal:
     """Read a proposal file; raise `ConfigError` naming the file and the field."""
-    path, raw = read_user_file(path, "proposal")
+    path, data = read_user_json(path, "proposal")
     try:
-        return Proposal.model_validate(orjson.loads(raw))
-    except orjson.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: invalid JSON ({exc})", source=str(path)) from None
+        return Proposal.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}"
