@@ -37,13 +37,16 @@ File
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
+import fcntl
 import itertools
 import logging
 import os
 import re
 import tempfile
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -52,6 +55,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 
+from ._files import read_regular
+from ._redact import without_secret_like
 from ._text import tokens
 
 if TYPE_CHECKING:
@@ -136,9 +141,14 @@ class CacheHint:
         return bool(self.tools)
 
 
-def prompt_terms(prompt: str) -> tuple[str, ...]:
-    """The cache terms of a prompt: unigrams, then adjacent bigrams (deduplicated, capped)."""
-    text = _REDACTION.sub(" ", prompt[:MAX_PROMPT_CHARS])
+def prompt_terms(prompt: str, secrets: Iterable[str] = ()) -> tuple[str, ...]:
+    """The cache terms of a prompt: unigrams, then adjacent bigrams (deduplicated, capped).
+
+    Nothing secret becomes a term: the prompt is redacted as telemetry would redact it (with
+    the configured key, `secrets`), and every word that looks like a credential of unknown
+    shape (`_redact.secret_like`: hashes, base64 blobs, tokens) is dropped whole, before the
+    text is split into words (a token's fragments would otherwise look like plain words)."""
+    text = _REDACTION.sub(" ", without_secret_like(prompt[:MAX_PROMPT_CHARS], secrets))
     words = [t for t in tokens(text) if not t.isdigit() and t not in CACHE_STOPWORDS]
     unigrams = list(dict.fromkeys(words))
     bigrams = [f"{a} {b}" for a, b in itertools.pairwise(words) if a != b]
@@ -148,9 +158,17 @@ def prompt_terms(prompt: str) -> tuple[str, ...]:
 class KeywordCache:
     """Learned prompt-term -> tool associations; thread-safe; persisted when `path` is set."""
 
-    def __init__(self, path: str | Path | None = None, *, limits: CacheLimits | None = None):
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        limits: CacheLimits | None = None,
+        secrets: Iterable[str] = (),
+    ):
         self.path = Path(path).expanduser() if path is not None else None
         self.limits = limits or CacheLimits()
+        self.secrets = tuple(s for s in secrets if s)
+        """Literal secrets never learned as terms (the configured classifier key)."""
         self._terms: dict[str, _Term] = {}
         self._tick = 0
         self._learned = 0
@@ -165,6 +183,7 @@ class KeywordCache:
         self.last_save_at: float | None = None
         if self.path is not None:
             self._load_from_disk()
+            _LIVE.add(self)  # saved at interpreter exit if it has unsaved learn events
 
     # ------------------------------------------------------------------ reading
 
@@ -187,7 +206,7 @@ class KeywordCache:
         best: dict[str, float] = {}
         why: dict[str, list[str]] = {}
         with self._lock:
-            for term in prompt_terms(prompt):
+            for term in prompt_terms(prompt, self.secrets):
                 entry = self._terms.get(term)
                 if entry is None or entry.distinct > lim.max_distinct_tools or not entry.seen:
                     continue
@@ -221,7 +240,7 @@ class KeywordCache:
 
     def learn(self, prompt: str, tools: Iterable[str]) -> bool:
         """Take one learn event (the caller has checked it is trustworthy). True if it counted."""
-        terms = prompt_terms(prompt)
+        terms = prompt_terms(prompt, self.secrets)
         chosen = tuple(dict.fromkeys(t for t in tools if isinstance(t, str) and t))
         if not terms:
             return False
@@ -305,12 +324,13 @@ class KeywordCache:
         """(valid file, problem, signature); (None, None, None) when there is no file."""
         assert self.path is not None
         try:
-            st = self.path.stat()
-            raw = self.path.read_bytes()
+            raw, st = read_regular(self.path, MAX_CACHE_FILE_BYTES)
         except FileNotFoundError:
             return None, None, None
         except OSError as exc:
             return None, f"cannot read ({exc.strerror})", None
+        except ValueError as exc:
+            return None, str(exc), None
         signature = (st.st_mtime_ns, st.st_size, st.st_ino)
         try:
             data = orjson.loads(raw)
@@ -388,10 +408,16 @@ class KeywordCache:
             self._write_lock.release()
 
     def save(self, *, now: float | None = None) -> bool:
-        """Write the cache atomically if it has unsaved learn events. True when written."""
+        """Write the cache atomically if it has unsaved learn events. True when written.
+
+        Several processes may share the file: under an exclusive ``flock`` on
+        ``<file>.lock`` the file is re-read, this process's unsaved learn events are replayed
+        on top of it, and the result replaces the file. No process's events are lost to
+        another's save."""
         if self.path is None or not self._pending:
             return False
-        with self._write_lock:
+        with self._write_lock, _file_lock(self.path.with_name(self.path.name + ".lock")):
+            self._signature = None  # re-read whatever is on disk now
             self.reload_if_changed()
             with self._lock:
                 payload = orjson.dumps(self.to_file().model_dump(mode="json"))
@@ -416,6 +442,31 @@ class KeywordCache:
             self.save(now=now)
         except OSError as exc:
             logger.warning("resolver: could not save keyword cache %s: %s", self.path, exc)
+
+
+MAX_CACHE_FILE_BYTES = 64 * 1024 * 1024
+"""A cache file bigger than this is not read (20,000 terms take about 3 MB)."""
+
+_LIVE: weakref.WeakSet[KeywordCache] = weakref.WeakSet()
+
+
+@atexit.register
+def _save_live_caches() -> None:
+    """Interpreter exit: every cache with unsaved learn events writes them (best effort)."""
+    for cache in list(_LIVE):
+        cache.save_quietly()
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on `path` (created 0600, never followed as a symlink)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def atomic_write(path: Path, payload: bytes) -> None:

@@ -28,6 +28,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ._config import ResolverConfig
 from ._data import default_catalog_path
 from ._errors import CatalogError
+from ._files import read_regular
+from ._limits import (
+    MAX_DESCRIPTION_CHARS,
+    MAX_KEYWORD_CHARS,
+    MAX_KEYWORDS_PER_TOOL,
+    bound_keywords,
+    clip,
+)
 from ._state import schema_problem
 
 logger = logging.getLogger("resolver")
@@ -130,7 +138,7 @@ def parse_catalog_bytes(raw: bytes, *, path: str) -> CatalogFile:
             path=path,
         )
     try:
-        return CatalogFile.model_validate(data)
+        return _within_bounds(CatalogFile.model_validate(data), path)
     except ValidationError as exc:
         problems = []
         for item in exc.errors():
@@ -147,16 +155,48 @@ def parse_catalog_bytes(raw: bytes, *, path: str) -> CatalogFile:
         ) from None
 
 
+def _within_bounds(layer: CatalogFile, path: str) -> CatalogFile:
+    """The layer with descriptions and keywords cut to the input bounds (`_limits`), and one
+    warning naming the file and the tools that were cut."""
+    keywords, cut = bound_keywords(layer.keywords)
+    long_tools = [n for n, t in layer.tools.items() if len(t) > MAX_DESCRIPTION_CHARS]
+    long_skills = [n for n, t in layer.skills.items() if len(t) > MAX_DESCRIPTION_CHARS]
+    if not (cut or long_tools or long_skills):
+        return layer
+    logger.warning(
+        "resolver: %s: cut to the input bounds (descriptions %d characters, keyword phrases %d "
+        "characters, %d phrases per tool): %s",
+        path,
+        MAX_DESCRIPTION_CHARS,
+        MAX_KEYWORD_CHARS,
+        MAX_KEYWORDS_PER_TOOL,
+        ", ".join(sorted({*cut, *long_tools, *long_skills})[:10]),
+    )
+    return layer.model_copy(
+        update={
+            "keywords": keywords,
+            "tools": {n: clip(t, MAX_DESCRIPTION_CHARS) for n, t in layer.tools.items()},
+            "skills": {n: clip(t, MAX_DESCRIPTION_CHARS) for n, t in layer.skills.items()},
+        }
+    )
+
+
 def load_catalog_file(path: str | Path) -> CatalogFile:
     """Read and validate a catalog file."""
     path = Path(path).expanduser()
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_CATALOG_BYTES + 1)
+        raw, _ = read_regular(path, MAX_CATALOG_BYTES)
     except FileNotFoundError:
         raise CatalogError(f"{path}: file not found", path=str(path)) from None
     except OSError as exc:
         raise CatalogError(f"{path}: cannot read ({exc.strerror})", path=str(path)) from None
+    except ValueError as exc:
+        raise CatalogError(
+            f"{path}: {exc}; keep descriptions short (a catalog of 5,000 tools fits easily)"
+            if "limit" in str(exc)
+            else f"{path}: {exc}",
+            path=str(path),
+        ) from None
     return parse_catalog_bytes(raw, path=str(path))
 
 

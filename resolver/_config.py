@@ -7,6 +7,7 @@ and invalid values are errors that name the key and what is allowed.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ DEFAULT_CORE_TOOLS: tuple[str, ...] = (
     "session_status",
 )
 DEFAULT_TELEMETRY_TAGS: tuple[str, ...] = ("openclaw-resolver", "resolver:classify")
+PLUGIN_ID = "openclaw-tool-resolver"
 
 
 class _Strict(BaseModel):
@@ -120,15 +122,32 @@ class ResolverConfig(_Strict):
         return Path(self.catalog_overrides_file).expanduser()
 
 
+SECRET_KEYS = frozenset({"llmApiKey", "llm_api_key"})
+"""Config keys whose values are never echoed in an error (whatever their type)."""
+_SECRET_WORD = re.compile(r"(?i)(key|token|secret|passw|credential)")
+ECHO_CHARS = 80
+"""An invalid value is echoed in an error message cut to this many characters."""
+
+
+def echo_value(key: str, value: Any) -> str:
+    """How an error message shows a bad value: never for a secret-bearing key, and cut short
+    (a 5 MB value must not make a 5 MB message)."""
+    leaf = key.rsplit(".", 1)[-1]
+    if leaf in SECRET_KEYS or _SECRET_WORD.search(leaf):
+        return "value hidden: a secret-bearing key"
+    text = repr(value)
+    return f"got {text[:ECHO_CHARS]}…" if len(text) > ECHO_CHARS else f"got {text}"
+
+
 def _describe(error: ValidationError, source: str) -> str:
     lines = [f"invalid resolver configuration in {source}:"]
-    for item in error.errors():
+    for item in error.errors()[:10]:
         key = ".".join(str(part) for part in item["loc"]) or "(root)"
         if item["type"] == "extra_forbidden":
             allowed = ", ".join(sorted(_known_keys()))
-            lines.append(f"  - {key}: unknown key (known keys: {allowed})")
+            lines.append(f"  - {key[:ECHO_CHARS]}: unknown key (known keys: {allowed})")
         else:
-            lines.append(f"  - {key}: {item['msg']} (got {item.get('input')!r})")
+            lines.append(f"  - {key}: {item['msg']} ({echo_value(key, item.get('input'))})")
     return "\n".join(lines)
 
 
@@ -154,6 +173,24 @@ def load_config_file(path: str | Path) -> ResolverConfig:
         path, "config file", hint="fix the syntax or validate it with a JSON linter"
     )
     if isinstance(data, dict) and "plugins" in data:
-        entry = data.get("plugins", {}).get("entries", {}).get("openclaw-tool-resolver", {})
-        data = entry.get("config", {}) if isinstance(entry, dict) else {}
+        data = _plugin_config(data, str(path))
     return load_config(data, source=str(path))
+
+
+def _plugin_config(openclaw: dict[str, Any], source: str) -> dict[str, Any]:
+    """The resolver's config object inside a whole openclaw.json (each level type-checked)."""
+    keys = ("plugins", "entries", PLUGIN_ID, "config")
+    node: dict[str, Any] = openclaw
+    for depth, key in enumerate(keys):
+        child = node.get(key)
+        if child is None:
+            return {}
+        if not isinstance(child, dict):
+            where = ".".join(keys[: depth + 1])
+            raise ConfigError(
+                f"{source}: {where} must be a JSON object (got {type(child).__name__}); "
+                f'write "{key}": {{...}} there',
+                source=source,
+            )
+        node = child
+    return node

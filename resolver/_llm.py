@@ -43,6 +43,7 @@ from ._classify import Classification, ClassifyInput
 from ._config import ResolverConfig
 from ._errors import ClassifierError, ClassifierHTTPError, ClassifierOutputError, ClassifierTimeout
 from ._llm_prompt import REASONING_CHARS, build_messages, response_format_json_schema
+from ._redact import redact, safe_url
 from ._types import Usage
 
 logger = logging.getLogger("resolver")
@@ -179,9 +180,11 @@ _SECRETS = re.compile(r"(\bsk-[A-Za-z0-9_\-*.]{3,}|Bearer\s+\S+)")
 
 
 def _redact(text: str, key: str | None) -> str:
+    """An endpoint's error text as it may be shown: the key, key-like tokens and URL
+    passwords removed, cut to 240 characters."""
     if key:
         text = text.replace(key, "[redacted]")
-    return _SECRETS.sub("[redacted]", text)[:240]
+    return redact(_SECRETS.sub("[redacted]", text[:4096]))[:240]
 
 
 def _transport_errors() -> tuple[type[BaseException], ...]:
@@ -236,6 +239,8 @@ class LLMClassifier:
         self.config = config
         self.model = config.llm_model
         self.api_base = (config.llm_api_base or DEFAULT_API_BASE).rstrip("/")
+        self.shown_base = safe_url(self.api_base)
+        """The endpoint as messages and logs show it (no userinfo, no query string)."""
         self.temperature = temperature
         self.name = f"llm:{self.model}"
         self._pool = pool or CLIENTS
@@ -259,7 +264,7 @@ class LLMClassifier:
                 completion = await self._complete(request, start + budget)
         except TimeoutError:
             raise ClassifierTimeout(
-                f"no answer from {self.api_base} within {budget:.3f}s", timeout_seconds=budget
+                f"no answer from {self.shown_base} within {budget:.3f}s", timeout_seconds=budget
             ) from None
         latency_ms = round((self._clock() - start) * 1000.0, 3)
         return self._interpret(completion, request, latency_ms)
@@ -281,7 +286,7 @@ class LLMClassifier:
                     if field is not None:
                         logger.warning(
                             "resolver: %s rejects %s; sending requests without it",
-                            self.api_base,
+                            self.shown_base,
                             field,
                         )
                         dropped = dropped | {field}
@@ -290,7 +295,7 @@ class LLMClassifier:
                         following = MODES[MODES.index(mode) + 1]
                         logger.info(
                             "resolver: %s rejected response_format %s; trying %s",
-                            self.api_base,
+                            self.shown_base,
                             mode,
                             following,
                         )
@@ -299,16 +304,16 @@ class LLMClassifier:
                 raise _status_error(exc, key) from None
             except openai.APITimeoutError:
                 raise ClassifierTimeout(
-                    f"{self.api_base} timed out", timeout_seconds=deadline - self._clock()
+                    f"{self.shown_base} timed out", timeout_seconds=deadline - self._clock()
                 ) from None
             except openai.APIConnectionError as exc:
                 raise ClassifierHTTPError(
-                    f"cannot reach {self.api_base}: {_redact(str(exc.__cause__ or exc), key)}",
+                    f"cannot reach {self.shown_base}: {_redact(str(exc.__cause__ or exc), key)}",
                     status_code=None,
                 ) from None
             except _TRANSPORT_ERRORS as exc:
                 raise ClassifierHTTPError(
-                    f"transport error from {self.api_base}: {type(exc).__name__}",
+                    f"transport error from {self.shown_base}: {type(exc).__name__}",
                     status_code=None,
                 ) from None
             memory.mode, memory.dropped = mode, dropped

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from ._catalog import EffectiveCatalog
 from ._classify import Classification, ClassifyInput
+from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, fuse, passage_text
 from ._text import cjk_words, fold, has_cjk, tokens
 
@@ -50,6 +51,10 @@ SEGMENT_RELATIVE_CUTOFF = 0.6
 SEGMENT_PICKS = 4
 MAX_SELECTED = 16
 MIN_TYPO_LENGTH = 4
+MAX_TYPO_LENGTH = 24
+"""Typo matching only looks at word-like terms (letters only) of 4-24 characters: a hash, a
+base64 blob or a long run of one letter is not a misspelt word, and its one-deletion variants
+would cost O(length²) time and memory."""
 CJK_WORD_WEIGHT = 2.0
 """A CJK keyword word found whole in the prompt counts this many keyword matches..."""
 CJK_BIGRAM_WEIGHT = 0.5
@@ -84,6 +89,11 @@ def _script(term: str) -> str:
     return "cjk" if term.startswith(_WORD_TERM) or has_cjk(term) else "latin"
 
 
+def _typo_term(term: str, min_length: int) -> bool:
+    """Whether `term` takes part in typo matching (a word-like ASCII term of bounded length)."""
+    return min_length <= len(term) <= MAX_TYPO_LENGTH and term.isascii() and term.isalpha()
+
+
 def _deletions(term: str) -> set[str]:
     return {term[:i] + term[i + 1 :] for i in range(len(term))}
 
@@ -95,7 +105,7 @@ def _build_index(
     tf_per_tool: list[dict[str, float]] = []
     for name, description in tools:
         tf: dict[str, float] = {}
-        for term in tokens(name):
+        for term in tokens(name[:MAX_ID_CHARS]):
             tf[term] = tf.get(term, 0.0) + NAME_WEIGHT
         seen: set[str] = set()
         for phrase in catalog.keywords.get(name, ()):
@@ -133,7 +143,7 @@ def _build_index(
         )
     deletes: dict[str, list[str]] = {}
     for term in weights:
-        if len(term) >= MIN_TYPO_LENGTH and term.isascii():
+        if _typo_term(term, MIN_TYPO_LENGTH):
             for variant in _deletions(term) | {term}:
                 deletes.setdefault(variant, []).append(term)
     words = tuple(t[len(_WORD_TERM) :] for t in weights if t.startswith(_WORD_TERM))
@@ -161,7 +171,7 @@ def _near_terms(index: _Index, term: str) -> list[str]:
 
     The deletion index proposes candidates (a deletion on both sides can also pair words two
     edits apart, e.g. "remnd" and "rendu"); `one_edit` keeps only the true one-edit ones."""
-    if len(term) < MIN_TYPO_LENGTH - 1 or not term.isascii():
+    if not _typo_term(term, MIN_TYPO_LENGTH - 1):
         return []
     found: set[str] = set()
     for variant in _deletions(term) | {term}:

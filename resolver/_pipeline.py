@@ -28,6 +28,7 @@ from ._catalog import CatalogStore, EffectiveCatalog
 from ._classify import Classification, Classifier, ClassifyInput
 from ._config import ResolverConfig
 from ._errors import ClassifierError, ClassifierTimeout, InvariantError
+from ._limits import MAX_CANDIDATES, Bounded, bound_request
 from ._offline import OfflineClassifier
 from ._reuse import ReuseStore, apply_reused, isolation_parts
 from ._semantic import SemanticScorer, default_cache_dir
@@ -375,7 +376,12 @@ class Resolver:
         self.observers = list(observers)
         self.clock = clock
         self._prepared: dict[tuple[str, tuple[tuple[str, str], ...]], PreparedSurface] = {}
-        self.cache = cache if cache is not None else KeywordCache(self.config.keyword_cache_file)
+        key = self.config.api_key()
+        self.cache = (
+            cache
+            if cache is not None
+            else KeywordCache(self.config.keyword_cache_file, secrets=(key,) if key else ())
+        )
         self.reuse = reuse if reuse is not None else ReuseStore.from_config(self.config, clock)
         self.rng = rng or random.Random()
         """Draws the shadow-mode sample (inject a seeded one for reproducible tests)."""
@@ -392,9 +398,12 @@ class Resolver:
         """Resolve one turn. Never raises: every fault ends in a defined answer in time."""
         start = self.clock()
         available = len(request.tools) if request.tools is not None else 0
+        seen = request  # what observers get: the bounded request once it exists
         try:
             async with asyncio.timeout(self.deadline_s + BACKSTOP_GRACE_S):
-                resolution = await self._resolve(request, start)
+                bounded = bound_request(request)  # before any work (`_limits`)
+                seen = bounded.request
+                resolution = await self._resolve(bounded, start)
         except TimeoutError:
             resolution = abstain(
                 "abstain",
@@ -412,7 +421,7 @@ class Resolver:
                 detail=type(exc).__name__,
             )
         resolution = self._maybe_shadow(resolution)
-        self._notify(request, resolution)
+        self._notify(seen, resolution)
         return resolution
 
     def _maybe_shadow(self, resolution: Resolution) -> Resolution:
@@ -438,8 +447,18 @@ class Resolver:
         )
 
     def resolve_sync(self, request: TurnRequest) -> Resolution:
-        """Blocking wrapper for scripts (not for use inside a running event loop)."""
-        return asyncio.run(self.resolve(request))
+        """Blocking wrapper for scripts (not for use inside a running event loop).
+
+        Returns at the turn's deadline like `resolve`: unlike ``asyncio.run`` it does not wait
+        for a worker thread that a cut-short turn left running."""
+        loop = asyncio.new_event_loop()
+        try:
+            return loop.run_until_complete(self.resolve(request))
+        finally:
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            finally:
+                loop.close()  # shuts the default executor down without waiting
 
     def _ms(self, start: float) -> float:
         return round((self.clock() - start) * 1000.0, 3)
@@ -451,18 +470,28 @@ class Resolver:
             except Exception:
                 logger.warning("resolver: observer %r failed", observer, exc_info=True)
 
-    async def _resolve(self, request: TurnRequest, start: float) -> Resolution:
+    async def _resolve(self, bounded: Bounded, start: float) -> Resolution:
         config = self.config
+        request = bounded.request
         if not config.enabled:
             return abstain("disabled", "disabled", available=0, timings=Timings())
         if request.tools is None:
             return abstain("abstain", "surface_unknown_abstain", available=0, timings=Timings())
         if not request.tools:
             return abstain("abstain", "empty_surface_abstain", available=0, timings=Timings())
+        if bounded.too_many_tools:
+            return abstain(
+                "abstain",
+                "surface_too_large_abstain",
+                available=len(request.tools),
+                timings=Timings(),
+                detail=f"more than {MAX_CANDIDATES:,} candidate tools",
+            )
 
         prepared = self._prepare(request.tools)
         catalog, names, described = prepared.catalog, prepared.names, prepared.described
         state = TurnState(request=request, catalog=catalog, candidates=names)
+        state = state.reason(*bounded.codes)
         if self.catalogs.error:
             state = state.reason("catalog_layer_invalid")
         state = apply_state(state)  # before any selection: excluded tools are never added
@@ -554,7 +583,10 @@ class Resolver:
         """The classifier stage: LLM when configured, offline otherwise or as the fallback."""
         if self.llm is not None:
             return await self._classify_llm(self.llm, state, request, hint)
-        offline = self.offline.classify_sync(request)
+        # In a worker thread, within the deadline: a CPU-bound pass never holds the event loop
+        # (other sessions' turns in a sidecar) and a turn that cannot finish answers in time.
+        async with asyncio.timeout(max(0.001, request.timeout_s + OFFLINE_RESERVE_S)):
+            offline = await asyncio.to_thread(self.offline.classify_sync, request)
         if not offline.has_signal:
             # Nothing in the prompt points at any tool: core tools only (chit-chat).
             quiet = replace(state, scores=offline.scores, confidence=0.0)
@@ -601,6 +633,8 @@ class Resolver:
         finally:
             if not llm_task.done():
                 llm_task.cancel()
+            elif not llm_task.cancelled():
+                llm_task.exception()  # retrieved: a cut-short turn leaves no unretrieved error
         llm_ms = result.latency_ms if result.latency_ms is not None else self._ms(t0)
         state = replace(state, llm_tools=result.selected, scores=dict(offline.scores))
         if result.confidence < self.config.confidence_threshold:

@@ -16,6 +16,9 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
+MAX_WORD_CHARS = 48
+"""Latin-script words longer than this are not index or query terms."""
+
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(
     r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff]+"
@@ -207,6 +210,8 @@ def fold(text: str) -> str:
     Hangul syllables and kana with voicing marks stay composed (a plain NFKD would split 서울
     into jamo and turn で into て).
     """
+    if text.isascii():  # NFKC and accent folding leave ASCII as it is
+        return text.lower()
     return "".join(_fold_char(ch) for ch in unicodedata.normalize("NFKC", text).lower())
 
 
@@ -267,6 +272,8 @@ def tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
             continue
         if not keep_stopwords and (word in STOPWORDS or len(word) == 1):
             continue
+        if len(word) > MAX_WORD_CHARS:
+            continue  # a hash, a base64 blob, minified code: never a useful term
         out.append(stem(word))
     return out
 

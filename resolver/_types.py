@@ -55,6 +55,11 @@ ReasonCode = Literal[
     "state_ineligible_excluded",
     "catalog_layer_invalid",
     "internal_error_abstain",
+    "surface_too_large_abstain",
+    "prompt_truncated",
+    "history_truncated",
+    "description_truncated",
+    "input_truncated",
     "disabled",
     "shadow_mode",
 ]

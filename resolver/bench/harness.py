@@ -24,6 +24,7 @@ from .._classify import Classifier
 from .._config import ResolverConfig, load_config, load_config_file
 from .._errors import ConfigError
 from .._pipeline import Resolver
+from .._redact import safe_url
 from .cases import CaseSet
 from .metrics import CaseOutcome, by_category, summarize
 from .record import RecordingClassifier, ReplayClassifier
@@ -58,6 +59,8 @@ def public_config(config: ResolverConfig) -> dict[str, Any]:
     """The configuration as recorded in a result (the key left out, never written)."""
     data = config.model_dump(by_alias=True, mode="json")
     data.pop("llmApiKey", None)
+    if data.get("llmApiBase"):
+        data["llmApiBase"] = safe_url(data["llmApiBase"])
     return data
 
 
@@ -114,7 +117,7 @@ def build_resolver(spec: RunSpec) -> tuple[Resolver, ReplayClassifier | None]:
             meta={
                 "label": spec.label,
                 "llmModel": config.llm_model,
-                "llmApiBase": config.llm_api_base,
+                "llmApiBase": safe_url(config.llm_api_base or ""),
                 "caseFile": spec.cases.file.name,
                 "caseFileSha256": spec.cases.sha256,
             },
@@ -167,7 +170,7 @@ def run_document(out: RunOutput, *, command: str) -> dict[str, Any]:
     }
     if spec.classifier == "llm":
         config_info["llmModel"] = spec.config.llm_model
-        config_info["llmApiBase"] = spec.config.llm_api_base
+        config_info["llmApiBase"] = safe_url(spec.config.llm_api_base or "")
     if spec.record:
         config_info["recordedTo"] = spec.record
     if spec.replay:

@@ -44,6 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         code = args.func(args)
+        sys.stdout.flush()  # the answer is out even if a cut-short worker thread lingers
     except ResolverError as exc:
         print(f"resolver: {exc}", file=sys.stderr)
         return 2

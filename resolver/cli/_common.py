@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 import orjson
+from pydantic import ValidationError
 
 from .._config import ResolverConfig, load_config, load_config_file
 from .._files import read_user_json
@@ -52,7 +53,25 @@ def messages_from_file(path: str | None) -> list[Message]:
         raise ConfigError(
             f"{resolved}: expected a JSON list of chat messages", source=str(resolved)
         )
-    return [Message.model_validate(m) for m in items if isinstance(m, dict)]
+    messages: list[Message] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise ConfigError(
+                f"{resolved}: messages[{i}] must be an object like "
+                '{"role": "user", "content": "..."}',
+                source=str(resolved),
+            )
+        try:
+            messages.append(Message.model_validate(item))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(
+                f"{resolved}: messages[{i}].{where}: {first['msg']} "
+                "(role is a string, content a string or a list of parts, tool_calls a list)",
+                source=str(resolved),
+            ) from None
+    return messages
 
 
 def build_resolver(config: ResolverConfig) -> Resolver:

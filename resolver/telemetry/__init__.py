@@ -13,9 +13,9 @@ only points at the CLI (``resolver telemetry summary|report``).
 Importing this package does no I/O; the schemas and the tokenizer load on first use.
 """
 
+from .._redact import redact
 from ._event import SurfaceRecord, TelemetryEvent, TurnSnapshot, UsageRecord, snapshot
 from ._observer import TelemetryObserver, observers_for
-from ._redact import redact
 from ._report import render_html
 from ._summary import PRICES_PER_MTOK, Summary, read_events, summarize, with_rotated
 from ._tokens import SurfaceMeter, SurfaceSize

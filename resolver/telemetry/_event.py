@@ -10,6 +10,7 @@ only in memory, in the queue, until then; it is never written.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -20,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from .._config import ResolverConfig
+from .._redact import prompt_hash, redact
 from .._types import ReasonCode, Resolution, Source, TurnRequest
-from ._redact import prompt_hash, redact
 from ._tokens import ByteOrTokenUnit, SizeBasis, SurfaceMeter
 
 SCHEMA_VERSION: Literal[1] = 1
@@ -136,6 +137,19 @@ class TelemetryEvent(_Model):
     """Lines this process dropped before this one (queue full or file not writable)."""
 
 
+def redact_id(value: object, secrets: Sequence[str] = ()) -> str | None:
+    """An id as a line records it: as it is, unless redaction would change it (a token used as
+    a session id): then ``[REDACTED:<kind>]#<hash>``, which still groups the session's lines."""
+    if not isinstance(value, str):
+        return None
+    redacted = redact(value, secrets)
+    if redacted == value:  # (UUID-like ids stay readable: only known secret shapes go)
+        return value
+    kind = redacted.split("]", 1)[0] + "]" if redacted.startswith("[REDACTED") else "[REDACTED]"
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{kind}#{digest}"
+
+
 def iso_utc(epoch_seconds: float) -> str:
     """``2026-11-29T16:21:53.123Z``."""
     stamp = datetime.fromtimestamp(epoch_seconds, tz=UTC)
@@ -180,9 +194,12 @@ class TurnSnapshot:
             saved = before.bytes - after.bytes
         else:
             saved = (before.tokens or 0) - (after.tokens or 0)
+        fields = dict(self.fields)
+        for name in ("session_id", "agent_id", "run_id"):
+            fields[name] = redact_id(fields.get(name), self.secrets)
         return TelemetryEvent.model_validate(
             {
-                **dict(self.fields),
+                **fields,
                 "surface_before": SurfaceRecord(
                     tools=before.tools, bytes=before.bytes, tokens=before.tokens
                 ),

@@ -28,6 +28,7 @@ import fcntl
 import logging
 import os
 import queue
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -242,7 +243,7 @@ class JsonlWriter:
     def _lock(self) -> int:
         if self._lock_fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            self._lock_fd = _open_private(self.lock_path, os.O_RDWR)
         return self._lock_fd
 
     def _open(self) -> int:
@@ -256,8 +257,7 @@ class JsonlWriter:
                 return self._fd
             os.close(self._fd)
             self._fd = None
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
-        self._fd = os.open(self.path, flags, 0o600)
+        self._fd = _open_private(self.path, os.O_WRONLY | os.O_APPEND)
         return self._fd
 
     def _rotate(self) -> int:
@@ -286,6 +286,30 @@ class JsonlWriter:
                 with contextlib.suppress(OSError):
                     os.close(fd)
                 setattr(self, name, None)
+
+
+def _open_private(path: Path, flags: int) -> int:
+    """Open (creating it 0600) a file only this user may read: never through a symbolic link
+    (another user's link could point it anywhere), only a regular file, and an existing file
+    with group or other permissions is narrowed to 0600 (telemetry holds prompt excerpts)."""
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(
+                errno.ELOOP, "a symbolic link; name the real file (links are not followed)"
+            ) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if st.st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from resolver.telemetry import redact
-from resolver.telemetry._redact import excerpt
+from resolver._redact import excerpt
 
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\n"

@@ -23,21 +23,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
+import re
 import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
+from pydantic import ValidationError
 
 from ..._config import ResolverConfig, load_config
 from ..._errors import ConfigError
+from ..._limits import MAX_CANDIDATES, MAX_DESCRIPTION_CHARS, MAX_MESSAGES, clean, clip
 from ..._pipeline import Resolver, as_dict
 from ..._state import state_from_openclaw_ctx
 from ..._surface import default_surface
@@ -70,11 +74,19 @@ class SurfaceView:
     path: Path | None = None
 
     def observe(self, tools: list[dict[str, Any]], run_id: str | None, now: float) -> int:
-        for tool in tools:
+        for tool in tools[:MAX_CANDIDATES]:
             name = tool.get("name") if isinstance(tool, dict) else None
-            if isinstance(name, str) and name:
+            if (
+                isinstance(name, str)
+                and name
+                and (name in self.tools or len(self.tools) < MAX_CANDIDATES)
+            ):
                 desc = tool.get("description")
-                self.tools[name] = desc if isinstance(desc, str) else self.tools.get(name, "")
+                self.tools[clean(name)] = (
+                    clip(desc, MAX_DESCRIPTION_CHARS)
+                    if isinstance(desc, str)
+                    else self.tools.get(name, "")
+                )
         if run_id is None or run_id in self.abstained_runs or self.last_full_view is None:
             self.last_full_view = now
         return len(self.tools)
@@ -205,7 +217,10 @@ class Sidecar:
         return len(valid) if recorded else 0
 
     def shutdown(self) -> None:
-        """Write every held shadow line and what is queued (at exit)."""
+        """At exit (EOF, SIGTERM): save what the keyword cache learned, write every held
+        shadow line and what is queued."""
+        if self.resolver is not None:
+            self.resolver.cache.save_quietly()
         for observer in self._telemetry():
             observer.close(timeout=5)
 
@@ -216,6 +231,7 @@ class Sidecar:
 
         self.config = config
         if self.resolver is not None:
+            self.resolver.cache.save_quietly()  # what the old resolver learned is kept
             for observer in self._telemetry():
                 observer.release()  # the old resolver's held lines are written now
         self.resolver = build_resolver(config)
@@ -265,9 +281,7 @@ class Sidecar:
         if session is not None:
             self.surface.remember_session(session)
         stale = surface_known and now - (self.surface.last_full_view or now) > SURFACE_REFRESH_S
-        messages = [
-            Message.model_validate(m) for m in event.get("messages") or [] if isinstance(m, dict)
-        ]
+        messages = host_messages(event.get("messages"))
         request = TurnRequest(
             prompt=str(event.get("prompt") or ""),
             messages=messages,
@@ -293,6 +307,31 @@ class Sidecar:
         return _answer(resolution)
 
 
+def host_messages(raw: Any) -> list[Message]:
+    """The host's messages that are chat messages; one that is not (``{"role": 5}``,
+    ``"tool_calls": 1``) is left out with a warning, and the turn goes on without it."""
+    if not isinstance(raw, list):
+        return []
+    messages: list[Message] = []
+    bad: list[str] = []
+    for i, item in enumerate(raw[-MAX_MESSAGES:]):
+        if not isinstance(item, dict):
+            bad.append(f"[{i}] not an object")
+            continue
+        try:
+            messages.append(Message.model_validate(item))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            bad.append(f"[{i}] {'.'.join(str(p) for p in first['loc'])}: {first['msg']}")
+    if bad:
+        logger.warning(
+            "resolver sidecar: %d message(s) left out (not chat messages): %s",
+            len(bad),
+            "; ".join(bad[:3]),
+        )
+    return messages
+
+
 def _answer(resolution: Resolution) -> dict[str, Any]:
     data = as_dict(resolution)
     return {
@@ -311,29 +350,148 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+MAX_FRAME_BYTES = 8 * 1024 * 1024
+"""A request line longer than this is answered with ``frame_too_large`` (and skipped whole);
+the extension keeps its frames far below it (docs/openclaw-protocol.md, "Frame size")."""
+MAX_ID_CHARS = 256
+_HEAD_BYTES = 4096
+_ID_IN_HEAD = re.compile(rb'^\s*\{\s*"id"\s*:\s*"([^"\\]{1,256})"')
+
+
+@dataclass(frozen=True)
+class Oversized:
+    """A line over `MAX_FRAME_BYTES`: only its head is kept (to find the frame's id)."""
+
+    head: bytes
+
+
+async def read_lines(
+    reader: asyncio.StreamReader, limit: int = MAX_FRAME_BYTES
+) -> AsyncIterator[bytes | Oversized]:
+    """The lines of `reader` (without the newline), whatever their length: a line over `limit`
+    comes out as `Oversized` once its end is reached, and the reader goes on with the next."""
+    buf = bytearray()
+    head: bytes | None = None  # set while skipping the rest of an oversized line
+    while True:
+        chunk = await reader.read(1 << 16)
+        if not chunk:
+            if head is not None:
+                yield Oversized(head)
+            elif buf:
+                yield bytes(buf)
+            return
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            piece = chunk[start:] if nl < 0 else chunk[start:nl]
+            if head is None:
+                if len(buf) + len(piece) > limit:
+                    head = bytes((buf + piece)[:_HEAD_BYTES])
+                    buf.clear()
+                else:
+                    buf += piece
+            if nl < 0:
+                break
+            if head is not None:
+                yield Oversized(head)
+                head = None
+            else:
+                yield bytes(buf)
+                buf.clear()
+            start = nl + 1
+
+
+def frame_id(value: Any) -> str | None:
+    """The id rule: a request is answered only when its id is a string of 1-256 characters
+    (the extension's ids are ``"<child>.<seq>"``); a reply with any other id could not be
+    matched to a call, so such a frame is logged and left unanswered."""
+    return value if isinstance(value, str) and 0 < len(value) <= MAX_ID_CHARS else None
+
+
+def _id_from_head(head: bytes) -> str | None:
+    """The id of a frame that could not be parsed, when it is the first key (as the extension
+    writes it), so the call gets an error reply instead of waiting out its deadline."""
+    match = _ID_IN_HEAD.match(head)
+    if match is None:
+        return None
+    try:
+        return frame_id(match.group(1).decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+
+
+def parse_frame(line: bytes) -> dict[str, Any] | str:
+    """The frame in `line`, or why it is not one (``invalid_json``, ``not_an_object``).
+
+    orjson first; a line it refuses is tried with the standard library, which accepts lone
+    surrogate escapes (``"\\ud83d"``, half an emoji as ``JSON.stringify`` writes it); their
+    strings are then cleaned (each lone surrogate becomes U+FFFD). Nesting too deep for either
+    parser is ``invalid_json``."""
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            data = _clean_tree(json.loads(line.decode("utf-8", "replace")))
+        except (ValueError, RecursionError):
+            return "invalid_json"
+    return data if isinstance(data, dict) else "not_an_object"
+
+
+def _clean_tree(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, list):
+        return [_clean_tree(v) for v in value]
+    if isinstance(value, dict):
+        return {clean(k): _clean_tree(v) for k, v in value.items()}
+    return value
+
+
 async def serve(
     reader: asyncio.StreamReader, write: Callable[[bytes], None], sidecar: Sidecar
 ) -> None:
     """Read frames until EOF; answer each. Resolves run concurrently; every other frame
-    (configure, observe_surface, observe_tool_calls) is applied in order before the next."""
+    (configure, observe_surface, observe_tool_calls) is applied in order before the next.
+
+    Every line that carries a valid id gets exactly one reply: a result, or an error frame
+    (``invalid_frame``, ``frame_too_large``, ``unknown_method``, ...). A line that cannot be
+    parsed is answered by the id found at its start, if any; a frame without a valid id is
+    logged and dropped (`frame_id`)."""
     pending: set[asyncio.Task[None]] = set()
 
-    async def answer(frame: Mapping[str, Any]) -> None:
-        response = await sidecar.handle(frame)
-        write(orjson.dumps(response) + b"\n")
+    def send(response: Mapping[str, Any]) -> None:
+        try:
+            data = orjson.dumps(response)
+        except TypeError:  # a value no JSON encoder takes: the call still gets its answer
+            logger.exception("resolver sidecar: cannot encode a reply")
+            data = orjson.dumps(_error(response.get("id"), "internal_error", "unencodable"))
+        write(data + b"\n")
 
-    while True:
-        line = await reader.readline()
-        if not line:
-            break
+    async def answer(frame: Mapping[str, Any]) -> None:
+        send(await sidecar.handle(frame))
+
+    async for line in read_lines(reader):
+        if isinstance(line, Oversized):
+            request_id = _id_from_head(line.head)
+            logger.warning(
+                "resolver sidecar: a frame over %d bytes was skipped (id %s)",
+                MAX_FRAME_BYTES,
+                request_id or "unknown",
+            )
+            if request_id is not None:
+                send(_error(request_id, "frame_too_large", f"over {MAX_FRAME_BYTES} bytes"))
+            continue
         if not line.strip():
             continue
-        try:
-            frame = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            logger.warning("resolver sidecar: ignoring a line that is not JSON")
+        frame = parse_frame(line)
+        if isinstance(frame, str):
+            request_id = _id_from_head(line[:_HEAD_BYTES])
+            logger.warning("resolver sidecar: unparsable frame (%s, id %s)", frame, request_id)
+            if request_id is not None:
+                send(_error(request_id, "invalid_frame", frame))
             continue
-        if not isinstance(frame, dict):
+        if frame_id(frame.get("id")) is None:
+            logger.warning("resolver sidecar: frame without a valid id dropped (ids are strings)")
             continue
         if frame.get("method") != "resolve":
             await answer(frame)  # configure/observe_*: cheap, applied before any later frame
@@ -348,7 +506,7 @@ async def serve(
 
 async def main_async() -> None:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=32 * 1024 * 1024)
+    reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGTERM, reader.feed_eof)  # finish in-flight, then exit

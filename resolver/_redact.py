@@ -15,7 +15,14 @@ What is replaced (by ``[REDACTED:<kind>]``), in this order:
 9. JSON Web Tokens (``eyJ<header>.eyJ<payload>.<signature>``);
 10. assignments whose name ends in a secret word: ``api_key=...``, ``"token": "..."``,
     ``password: ...``, ``client_secret=...``, ``AWS_SECRET_ACCESS_KEY=...``, ``pwd=...``, ...
-    (the name is kept, the value replaced; ``max_tokens=400`` is not touched).
+    (the name is kept, the value replaced; ``max_tokens=400`` is not touched);
+11. payment card numbers: 13-19 digits, optionally grouped by spaces or dashes, that pass the
+    Luhn check (``4111 1111 1111 1111``; a phone number or an order id that fails it stays).
+
+`without_secret_like` goes further for what is *learned* (the keyword cache): it also drops
+every word that looks like a credential of unknown shape (`secret_like`: long, mixing letters
+and digits, or long and high-entropy), which redaction leaves in telemetry excerpts because
+hashes and ids there help debugging.
 
 Each family is tried only when the text contains a substring all its matches contain (cheap
 pre-checks); redaction runs on the telemetry writer's thread, never on the hook path.
@@ -28,8 +35,10 @@ set ``capturePrompts: false`` to keep prompt text out of telemetry altogether.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Iterable
+from urllib.parse import urlsplit, urlunsplit
 
 _PEM = re.compile(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
@@ -66,6 +75,8 @@ _SECRET_NAME = (
 _ASSIGNMENT = re.compile(
     r"(?i)(" + _SECRET_NAME + r")([\"']?\s*[:=]\s*[\"']?)(?!\[REDACTED)([^\s\"'&,;<>]+)"
 )
+_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+_RUN = re.compile(r"[A-Za-z0-9+/=_\-]{16,}")
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
@@ -87,7 +98,54 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
             text = pattern.sub(f"[REDACTED:{kind}]", text)
     if "=" in text or ":" in text:
         text = _ASSIGNMENT.sub(r"\1\2[REDACTED:secret]", text)
+    if sum(ch.isdigit() for ch in text[:100_000]) >= 13:
+        text = _CARD.sub(_card_replacement, text)
     return text
+
+
+def luhn_ok(digits: str) -> bool:
+    """True when the digit string passes the Luhn checksum (payment card numbers do)."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _card_replacement(match: re.Match[str]) -> str:
+    digits = "".join(ch for ch in match.group(0) if ch.isdigit())
+    if 13 <= len(digits) <= 19 and luhn_ok(digits):
+        return "[REDACTED:card_number]"
+    return match.group(0)
+
+
+def _entropy(word: str) -> float:
+    counts: dict[str, int] = {}
+    for ch in word:
+        counts[ch] = counts.get(ch, 0) + 1
+    n = len(word)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def secret_like(word: str) -> bool:
+    """A word (a run of letters, digits and ``+/=_-``) that looks like a credential of unknown
+    shape: 16+ characters mixing letters and digits with both cases, or 20+ mixing letters and
+    digits (hex digests, ids with a secret part), or 24+ with high character entropy."""
+    if len(word) < 16:
+        return False
+    letters = any(ch.isalpha() for ch in word)
+    digits = any(ch.isdigit() for ch in word)
+    mixed_case = any(ch.isupper() for ch in word) and any(ch.islower() for ch in word)
+    if letters and digits and (mixed_case or len(word) >= 20):
+        return True
+    return len(word) >= 24 and mixed_case and _entropy(word) >= 4.0
+
+
+def without_secret_like(text: str, secrets: Iterable[str] = ()) -> str:
+    """`redact` (the configured key included), then every `secret_like` word removed."""
+    return _RUN.sub(lambda m: " " if secret_like(m.group(0)) else m.group(0), redact(text, secrets))
 
 
 def _auth_replacement(match: re.Match[str]) -> str:
@@ -103,3 +161,13 @@ def excerpt(text: str, limit: int, secrets: Iterable[str] = ()) -> str:
 def prompt_hash(redacted: str) -> str:
     """``sha256:<hex>`` of the (already redacted) prompt: groups identical prompts."""
     return "sha256:" + hashlib.sha256(redacted.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def safe_url(url: str) -> str:
+    """`url` as it may be printed or logged: without ``user:password@`` and without a query
+    string (some gateways take a key there, e.g. ``?api-key=...``)."""
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.netloc:
+        return _URL_PASSWORD.sub(r"\1:[REDACTED:password]@", url).split("?", 1)[0]
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
