@@ -77,6 +77,9 @@ class ResolverConfig(_Strict):
     llm_timeout_ms: int = Field(default=4000, ge=50, le=14000)
     llm_max_tokens: int = Field(default=400, ge=16, le=4096)
     confidence_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    llm_recall_floor: bool = True
+    """Merge the offline classifier's picks into every LLM answer (recall first: an LLM turn
+    never has fewer of the tools the offline classifier would have kept)."""
     offline_semantic: bool = False
     """Fuse the packaged multilingual embedding model into the offline classifier (needs the
     `semantic` extra; without it the classifier stays lexical and a warning is logged)."""

@@ -9,8 +9,9 @@ does; each cut is recorded with a reason code (README, "Input bounds"):
 - messages: the last `MAX_MESSAGES`; per message `MAX_MESSAGE_CHARS` of text, `MAX_PARTS`
   content parts and `MAX_CALLS` tool calls, and only the fields the resolver reads
   (``history_truncated``);
-- host tool descriptions and skills: `MAX_DESCRIPTION_CHARS` each, at most `MAX_SKILLS` skills
-  (``description_truncated``);
+- host tool descriptions and skills: `MAX_DESCRIPTION_CHARS` each, and all of a surface's
+  descriptions together `MAX_SURFACE_CHARS` (each then gets an equal share, at least
+  `MIN_DESCRIPTION_CHARS`); at most `MAX_SKILLS` skills (``description_truncated``);
 - session, agent and run ids: `MAX_ID_CHARS` (a longer id keeps its head and a hash of the
   whole); execution state: `MAX_STATE_KEYS` keys, `MAX_STATE_VALUE_BYTES` of JSON per value (a
   bigger value becomes null, which fails closed) (``input_truncated``);
@@ -47,11 +48,14 @@ MAX_PARTS = 64
 MAX_CALLS = 64
 MAX_DESCRIPTION_CHARS = 8_000
 """Host descriptions of the default OpenClaw tools reach 5,324 characters (``automations``)."""
+MAX_SURFACE_CHARS = 2_000_000
+"""All host descriptions of one surface together (a bigger surface gets shorter ones)."""
+MIN_DESCRIPTION_CHARS = 200
 MAX_SKILLS = 500
 MAX_ID_CHARS = 256
 MAX_STATE_KEYS = 256
 MAX_STATE_VALUE_BYTES = 16_384
-MAX_CANDIDATES = 20_000
+MAX_CANDIDATES = 10_000
 MAX_KEYWORD_CHARS = 200
 MAX_KEYWORDS_PER_TOOL = 1_000
 
@@ -221,21 +225,31 @@ def _bound_state(state: dict[str, Any] | None) -> tuple[dict[str, Any] | None, b
     return out, cut
 
 
+def description_cap(lengths: list[int]) -> int:
+    """The per-tool description bound for a surface: `MAX_DESCRIPTION_CHARS`, lowered so all
+    descriptions together stay within `MAX_SURFACE_CHARS` (never below `MIN_DESCRIPTION_CHARS`)."""
+    if sum(min(n, MAX_DESCRIPTION_CHARS) for n in lengths) <= MAX_SURFACE_CHARS:
+        return MAX_DESCRIPTION_CHARS
+    return max(MIN_DESCRIPTION_CHARS, MAX_SURFACE_CHARS // max(1, len(lengths)))
+
+
 def _bound_tools(tools: list[ToolInfo]) -> tuple[list[ToolInfo], bool]:
-    """Host descriptions cut to `MAX_DESCRIPTION_CHARS`, surrogates cleaned (names kept)."""
+    """Host descriptions cut to the surface's `description_cap`, surrogates cleaned (names
+    kept)."""
+    cap = description_cap([len(t.description) for t in tools])
     cut = False
     out: list[ToolInfo] = []
     for tool in tools:
         name, desc = tool.name, tool.description
         if (
-            len(desc) <= MAX_DESCRIPTION_CHARS
+            len(desc) <= cap
             and (name.isascii() or _SURROGATE.search(name) is None)
             and (desc.isascii() or _SURROGATE.search(desc) is None)
         ):
             out.append(tool)
             continue
-        cut |= len(desc) > MAX_DESCRIPTION_CHARS
-        out.append(ToolInfo(name=clean(name), description=clip(desc, MAX_DESCRIPTION_CHARS)))
+        cut |= len(desc) > cap
+        out.append(ToolInfo(name=clean(name), description=clip(desc, cap)))
     return out, cut
 
 

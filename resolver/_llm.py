@@ -42,7 +42,12 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictStr, Vali
 from ._classify import Classification, ClassifyInput
 from ._config import ResolverConfig
 from ._errors import ClassifierError, ClassifierHTTPError, ClassifierOutputError, ClassifierTimeout
-from ._llm_prompt import REASONING_CHARS, build_messages, response_format_json_schema
+from ._llm_prompt import (
+    REASONING_CHARS,
+    answer_token_budget,
+    build_messages,
+    response_format_json_schema,
+)
 from ._redact import redact, safe_url
 from ._types import Usage
 
@@ -73,12 +78,25 @@ def key_fingerprint(key: str | None) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-Droppable = Literal["metadata", "temperature", "max_completion_tokens"]
-DROPPABLE: tuple[Droppable, ...] = ("metadata", "temperature", "max_completion_tokens")
+Droppable = Literal["metadata", "temperature", "max_completion_tokens", "schema_limits"]
+DROPPABLE: tuple[Droppable, ...] = (
+    "metadata",
+    "temperature",
+    "max_completion_tokens",
+    "schema_limits",
+)
 """Request fields left out once an endpoint rejects them by name with a 400: list-valued
 ``metadata`` (OpenAI's own metadata takes string values only), ``temperature`` (reasoning
-models accept only their default) and ``max_completion_tokens`` (older servers: sent as
-``max_tokens`` instead)."""
+models accept only their default), ``max_completion_tokens`` (older servers: sent as
+``max_tokens`` instead) and the answer schema's bounds (``maxItems``, ``minimum``/``maximum``,
+``maxLength``: a server whose structured output lacks them keeps the enum-constrained schema
+without them; the answer is still checked against the bounds here)."""
+_DROP_TRIGGERS: dict[Droppable, tuple[str, ...]] = {
+    "metadata": ("metadata",),
+    "temperature": ("temperature",),
+    "max_completion_tokens": ("max_completion_tokens",),
+    "schema_limits": ("maxlength", "maxitems", "minimum", "maximum"),
+}
 
 
 @dataclass
@@ -281,8 +299,17 @@ class LLMClassifier:
                 raw = await self._post(client, messages, names, mode, dropped, deadline)
             except openai.APIStatusError as exc:
                 if exc.status_code in (400, 422):
-                    text = _redact(str(exc), key).lower()
-                    field = next((f for f in DROPPABLE if f not in dropped and f in text), None)
+                    text = str(exc)[:4096].lower()
+                    field = next(
+                        (
+                            f
+                            for f in DROPPABLE
+                            if f not in dropped
+                            and (f != "schema_limits" or mode == "json_schema")
+                            and any(word in text for word in _DROP_TRIGGERS[f])
+                        ),
+                        None,
+                    )
                     if field is not None:
                         logger.warning(
                             "resolver: %s rejects %s; sending requests without it",
@@ -324,17 +351,28 @@ class LLMClassifier:
         body: dict[str, Any] = {}
         if "temperature" not in dropped:
             body["temperature"] = self.temperature
+        limits = mode == "json_schema" and "schema_limits" not in dropped
+        tokens = self.max_tokens(names, limits=limits)
         if "max_completion_tokens" in dropped:
-            body["max_tokens"] = self.config.llm_max_tokens
+            body["max_tokens"] = tokens
         else:
-            body["max_completion_tokens"] = self.config.llm_max_tokens
+            body["max_completion_tokens"] = tokens
         if "metadata" not in dropped:
             body["metadata"] = {"tags": self.config.all_tags()}
         if mode == "json_schema":
-            body["response_format"] = response_format_json_schema(names)
+            body["response_format"] = response_format_json_schema(names, limits=limits)
         elif mode == "json_object":
             body["response_format"] = {"type": "json_object"}
         return body
+
+    def max_tokens(self, names: list[str], *, limits: bool) -> int:
+        """The completion-token cap of one request: ``llmMaxTokens`` when the config sets it;
+        otherwise, with a bounded schema, what the longest valid answer needs
+        (`answer_token_budget`), at most the default ``llmMaxTokens``."""
+        configured = self.config.llm_max_tokens
+        if "llm_max_tokens" in self.config.model_fields_set or not limits:
+            return configured
+        return min(configured, answer_token_budget(names))
 
     async def _post(
         self,

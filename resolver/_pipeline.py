@@ -17,6 +17,7 @@ import itertools
 import logging
 import random
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -53,7 +54,7 @@ logger = logging.getLogger("resolver")
 Clock = Callable[[], float]
 Observer = Callable[[TurnRequest, Resolution], None]
 
-_DECIDING_SIGNALS = frozenset({"classifier", "reuse", "cache", "continuity"})
+_DECIDING_SIGNALS = frozenset({"classifier", "floor", "reuse", "cache", "continuity"})
 
 MAX_OTHER_CARDS = 50
 """How many not-selected candidates the ranked card lists (the rest are counted)."""
@@ -160,6 +161,46 @@ def apply_classification(
     if result.duplicates:
         state = state.reason("duplicate_tools_dropped")
     return state
+
+
+def apply_floor(state: TurnState, offline: Classification) -> TurnState:
+    """The recall floor: the offline classifier's picks join the LLM's selection (signal
+    ``floor``, ``llm_floor_added`` when it added any), so an LLM turn keeps every tool an
+    offline turn would have kept. The stored decision (for reuse) holds the merged selection;
+    ``llm_tools`` stays the LLM's own (the keyword cache learns from that alone)."""
+    llm = state.classification
+    if not offline.has_signal or llm is None:
+        return state
+    added = [t for t in offline.selected if t not in state.surface]
+    state = state.add(added, "floor", "llm_floor_added")
+    merged = tuple(dict.fromkeys((*llm.selected, *added)))
+    return replace(state, classification=replace(llm, selected=merged))
+
+
+DEGENERATE_SHARE = 0.8
+"""An LLM answer naming at least this share of the (non-core) candidates says nothing..."""
+DEGENERATE_MIN = 8
+"""...once it names at least this many (on a 5-tool surface, all 5 can be right)."""
+
+
+def degenerate(selected: Sequence[str], candidates: Sequence[str], core: Iterable[str]) -> bool:
+    """An answer that does not select: (nearly) every candidate, or the candidates listed in
+    their sorted order (a model enumerating the schema's enum)."""
+    core_set = set(core)
+    pool = [c for c in candidates if c not in core_set]
+    picked = [t for t in selected if t not in core_set]
+    if len(picked) < DEGENERATE_MIN:
+        return False
+    if len(picked) >= DEGENERATE_SHARE * len(pool):
+        return True
+    ordered = sorted(pool)
+    start = ordered.index(picked[0]) if picked[0] in ordered else -1
+    return start >= 0 and ordered[start : start + len(picked)] == picked
+
+
+CONSTANT_CONFIDENCE_TURNS = 20
+"""After this many LLM answers with one and the same confidence, the confidence is flagged as
+uninformative (``llm_constant_confidence``): the low-confidence guard cannot fire."""
 
 
 TOOL_RESULT_ROLES = frozenset({"tool", "toolResult", "tool_result", "function"})
@@ -385,6 +426,8 @@ class Resolver:
         self.reuse = reuse if reuse is not None else ReuseStore.from_config(self.config, clock)
         self.rng = rng or random.Random()
         """Draws the shadow-mode sample (inject a seeded one for reproducible tests)."""
+        self._confidences: deque[float] = deque(maxlen=CONSTANT_CONFIDENCE_TURNS)
+        """The last LLM answers' confidences (`llm_constant_confidence`)."""
 
     def clear_reuse(self, session_id: str | None = None) -> int:
         """Forget reusable decisions (all, or one session's); returns how many were dropped."""
@@ -636,7 +679,16 @@ class Resolver:
             elif not llm_task.cancelled():
                 llm_task.exception()  # retrieved: a cut-short turn leaves no unretrieved error
         llm_ms = result.latency_ms if result.latency_ms is not None else self._ms(t0)
+        if degenerate(result.selected, state.candidates, request.core_tools):
+            logger.info("resolver: degenerate LLM answer (%d tools)", len(result.selected))
+            fallback = self._fallback(state, offline, "llm_degenerate_fallback", hint)
+            return fallback, offline.classifier, llm_ms
+        self._confidences.append(result.confidence)
         state = replace(state, llm_tools=result.selected, scores=dict(offline.scores))
+        if not result.selected:
+            state = state.reason("llm_empty_selection")
+        if len(self._confidences) == CONSTANT_CONFIDENCE_TURNS and len(set(self._confidences)) == 1:
+            state = state.reason("llm_constant_confidence")
         if result.confidence < self.config.confidence_threshold:
             state = replace(
                 state,
@@ -649,7 +701,10 @@ class Resolver:
                 result.classifier,
                 llm_ms,
             )
-        return apply_classification(state, result, "llm", "llm_selected"), result.classifier, llm_ms
+        state = apply_classification(state, result, "llm", "llm_selected")
+        if self.config.llm_recall_floor:
+            state = apply_floor(state, offline)
+        return state, result.classifier, llm_ms
 
     def _fallback(
         self, state: TurnState, offline: Classification, code: str, hint: CacheHint

@@ -48,6 +48,10 @@ ReasonCode = Literal[
     "llm_invalid_output_fallback",
     "llm_truncated_fallback",
     "llm_refusal_fallback",
+    "llm_degenerate_fallback",
+    "llm_floor_added",
+    "llm_empty_selection",
+    "llm_constant_confidence",
     "deadline_exceeded",
     "surface_unknown_abstain",
     "surface_refresh_abstain",
@@ -72,7 +76,7 @@ LLM_FALLBACK_CODES: frozenset[str] = frozenset(
 )
 """The LLM failed and the offline classifier answered (one code per cause)."""
 
-Signal = Literal["classifier", "cache", "continuity", "core", "reuse", "full", "state"]
+Signal = Literal["classifier", "floor", "cache", "continuity", "core", "reuse", "full", "state"]
 """Which signal put a tool into the surface (the per-candidate rationale)."""
 
 

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from llm_server import LLMServer
 
 from resolver import ResolverConfig, ToolInfo
 from resolver._surface import default_surface
+from resolver.testing import LLMServer
 
 REPO = Path(__file__).resolve().parent.parent
 

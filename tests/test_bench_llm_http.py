@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 from bench_support import TOOLS, write_case_file
-from llm_server import FAKE_KEY, LLMServer, Recorded, Reply, completion
 
 from resolver import ResolverConfig
 from resolver._llm import LLMClassifier, VotedClassifier
 from resolver.bench.models import ModelEntry, default_llm_factory
 from resolver.cli import main
+from resolver.testing import FAKE_KEY, LLMServer, Recorded, Reply, completion
 
 
 def answer(recorded: Recorded) -> Reply:

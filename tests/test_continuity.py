@@ -24,7 +24,9 @@ def assistant(*calls: dict[str, Any], text: str | None = None) -> Message:
 
 
 def resolve(messages: list[Message], *, turns: int = 3, **kw: Any) -> Resolution:
-    config = ResolverConfig(catalogOverridesFile=None, coreTools=["read"], continuityTurns=turns)
+    config = ResolverConfig(
+        catalogOverridesFile=None, coreTools=["read"], continuityTurns=turns, llmRecallFloor=False
+    )
     resolver = Resolver(config, llm=ScriptedClassifier(()))
     request = TurnRequest(prompt="do it again", tools=TOOLS, messages=messages, **kw)
     return asyncio.run(resolver.resolve(request))

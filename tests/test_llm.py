@@ -13,7 +13,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from llm_server import (
+
+from resolver import REASON_CODES, Resolution, Resolver, ResolverConfig, ToolInfo, TurnRequest
+from resolver._llm import CLIENTS, LLMClassifier, VotedClassifier, key_fingerprint
+from resolver._surface import default_surface
+from resolver.cli import main
+from resolver.testing import (
     FAKE_KEY,
     LLMServer,
     Recorded,
@@ -23,11 +28,6 @@ from llm_server import (
     error,
     refused_base_url,
 )
-
-from resolver import REASON_CODES, Resolution, Resolver, ResolverConfig, ToolInfo, TurnRequest
-from resolver._llm import CLIENTS, LLMClassifier, VotedClassifier, key_fingerprint
-from resolver._surface import default_surface
-from resolver.cli import main
 
 pytestmark = pytest.mark.http
 
@@ -70,9 +70,10 @@ async def resolve(resolver: Resolver, surface: list[ToolInfo], prompt: str = PRO
 async def test_selection_reaches_tools_allow(
     llm_server: LLMServer, surface: list[ToolInfo]
 ) -> None:
-    """The LLM's selection (plus core tools) is toolsAllow, with usage, latency and label."""
+    """With the recall floor off, the LLM's selection (plus core tools) is toolsAllow, with
+    usage, latency and label."""
     llm_server.script(completion(GOOD, prompt_tokens=1500, cached_tokens=1280))
-    res = await resolve(await resolver_for(llm_server.base_url), surface)
+    res = await resolve(await resolver_for(llm_server.base_url, llmRecallFloor=False), surface)
     assert res.source == "llm" and res.classifier == "llm:gpt-5.4-mini"
     assert set(res.tools_allow or []) == {"browser", "web_fetch"} | CORE
     assert res.reason_codes[0] == "llm_selected"
@@ -343,28 +344,42 @@ REJECTIONS = [
     ("metadata", "Invalid type for 'metadata.tags': expected a string, but got an array"),
     ("temperature", "Unsupported value: 'temperature' does not support 0 with this model"),
     ("max_completion_tokens", "Unrecognized request argument: max_completion_tokens"),
+    (
+        "schema_limits",
+        "Invalid schema for response_format 'tool_selection': 'maxLength' is not permitted",
+    ),
 ]
+
+
+def _has(field: str, body: dict[str, Any]) -> bool:
+    if field != "schema_limits":
+        return field in body
+    schema = body.get("response_format", {}).get("json_schema", {}).get("schema", {})
+    return "maxLength" in schema.get("properties", {}).get("reasoning", {})
 
 
 @pytest.mark.parametrize(("field", "message"), REJECTIONS, ids=[r[0] for r in REJECTIONS])
 async def test_rejected_field_is_dropped_and_remembered(
     llm_server: LLMServer, surface: list[ToolInfo], field: str, message: str
 ) -> None:
-    """A 400 naming metadata/temperature/max_completion_tokens: resent without it, remembered."""
+    """A 400 naming metadata/temperature/max_completion_tokens or a schema bound: resent
+    without it (still json_schema, names still an enum), remembered."""
 
     def respond(request: Recorded) -> Reply:
-        return error(400, message) if field in request.body else completion(GOOD)
+        return error(400, message) if _has(field, request.body) else completion(GOOD)
 
     llm_server.default = respond
     resolver = await resolver_for(llm_server.base_url)
     res = await resolve(resolver, surface)
     await resolve(resolver, surface)
     assert res.source == "llm"
-    assert [field in r.body for r in llm_server.requests] == [True, False, False]
-    second = llm_server.requests[1].body
+    assert [_has(field, r.body) for r in llm_server.requests] == [True, False, False]
+    first, second = llm_server.requests[0].body, llm_server.requests[1].body
     assert second["response_format"]["type"] == "json_schema"
+    items = second["response_format"]["json_schema"]["schema"]["properties"]["tools"]["items"]
+    assert "enum" in items
     if field == "max_completion_tokens":
-        assert second["max_tokens"] == 400
+        assert second["max_tokens"] == first["max_completion_tokens"]
     assert all(r.body["user"] == "openclaw-resolver" for r in llm_server.requests)
     assert all(r.headers["x-openclaw-caller"] == "tool-resolver" for r in llm_server.requests)
 

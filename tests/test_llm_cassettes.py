@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 import vcr
-from llm_server import FAKE_KEY, LLMServer, Recorded, Reply, completion, error
 from vcr.cassette import Cassette
 
 from resolver import Message, Resolver, ResolverConfig, ToolInfo, TurnRequest
 from resolver._llm import CLIENTS, LLMClassifier, VotedClassifier
+from resolver.testing import FAKE_KEY, LLMServer, Recorded, Reply, completion, error
 
 pytestmark = pytest.mark.http
 

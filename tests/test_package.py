@@ -21,7 +21,7 @@ def test_all_is_sorted_and_complete() -> None:
         return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
 
     assert resolver.__all__ == sorted(resolver.__all__, key=isort_key)
-    subpackages = {"hosts", "cli", "telemetry", "bench", "tuning"}
+    subpackages = {"hosts", "cli", "telemetry", "bench", "tuning", "testing"}
     public = {n for n in dir(resolver) if not n.startswith("_") and n not in subpackages}
     assert public == set(resolver.__all__)
 

@@ -17,7 +17,8 @@ const FAKE = join(HERE, "fake_sidecar.py");
 const PYTHON = process.env.PYTHON || "python3";
 const GLOBAL_KEY = Symbol.for("openclaw-tool-resolver.sidecar");
 
-const plugin = (await import(INDEX)).default;
+const extension = await import(INDEX);
+const plugin = extension.default;
 
 function wrapper(dir) {
   const path = join(dir, "fake-python");
@@ -138,6 +139,72 @@ test("resolve params carry only the last 50 messages and JSON-safe ctx fields", 
   assert.equal(frame.params.event.messages[0].content, "m20");
   assert.equal(frame.params.event.messageCount, 70);
   assert.deepEqual(frame.params.ctx, { ...CTX, modelId: "m" });
+});
+
+test("cut never leaves half of a surrogate pair", () => {
+  const text = "ab😀cd";
+  for (let n = 0; n <= text.length; n++) {
+    const piece = extension.cut(text, n);
+    assert.ok(piece.isWellFormed(), `cut at ${n} is well formed`);
+    assert.ok(piece.length <= n);
+  }
+});
+
+test("a resolve frame is bounded: prompt head + tail, message text, no tool payloads", async () => {
+  const s = setup();
+  const a = fakeApi({ pythonPath: s.python });
+  plugin.register(a.api);
+  const huge = "x".repeat(1_000_000);
+  const prompt = `HEAD ${"😀".repeat(40_000)} ${huge} TAIL`;
+  const messages = [
+    ...Array.from({ length: 5 }, () => ({ role: "user", content: huge })),
+    {
+      role: "assistant",
+      content: [
+        { type: "text", text: huge },
+        { type: "toolCall", id: "c1", name: "read", arguments: { path: huge } },
+        { type: "image", data: huge },
+      ],
+      tool_calls: [{ id: "c2", type: "function", function: { name: "exec", arguments: huge } }],
+    },
+    { role: "toolResult", toolCallId: "c1", content: [{ type: "text", text: huge }] },
+  ];
+  assert.notEqual(await a.hooks.before_prompt_build.handler({ prompt, messages }, CTX), null);
+  const frame = s.frames().find((f) => f.method === "resolve");
+  const event = frame.params.event;
+  assert.ok(event.prompt.length <= 64 * 1024 + 8, `prompt ${event.prompt.length} chars`);
+  assert.ok(event.prompt.startsWith("HEAD ") && event.prompt.endsWith(" TAIL"));
+  assert.ok(event.prompt.isWellFormed());
+  assert.equal(event.messages.length, 7);
+  for (const m of event.messages) assert.ok(JSON.stringify(m).length < 5000, m.role);
+  const assistant = event.messages[5];
+  assert.deepEqual(assistant.content[1], { type: "toolCall", id: "c1", name: "read" });
+  assert.deepEqual(assistant.content[2], { type: "image" });
+  assert.deepEqual(assistant.tool_calls, [{ id: "c2", type: "function", function: { name: "exec" } }]);
+  assert.equal(event.messages[6].toolCallId, "c1");
+});
+
+test("a frame still too big after slimming loses its oldest messages first", () => {
+  const big = (i) => ({ role: "user", content: `${i}:${"y".repeat(500_000)}` });
+  const frame = { id: "1.1", method: "resolve", params: { event: { prompt: "p", messages: Array.from({ length: 20 }, (_, i) => big(i)) } } };
+  const line = extension.encodeWithin(frame);
+  assert.ok(line.length <= 4 * 1024 * 1024 + 1);
+  const sent = JSON.parse(line).params.event.messages;
+  assert.ok(sent.length > 0 && sent.length < 20);
+  assert.ok(sent[sent.length - 1].content.startsWith("19:"), "the newest message is kept");
+});
+
+test("every frame the extension writes has a string id; a reply with a non-string id retires the child", async () => {
+  const s = setup("wrong_id");
+  const a = fakeApi({ pythonPath: s.python });
+  plugin.register(a.api);
+  const started = Date.now();
+  assert.equal(await a.hooks.before_prompt_build.handler(EVENT, CTX), undefined);
+  assert.ok(Date.now() - started < 4000, "abstained at once, not at the deadline");
+  for (const f of s.frames().filter((f) => f.event === "request")) {
+    assert.equal(typeof f.id, "string");
+  }
+  assert.ok(a.logs.some((l) => l.includes("non-frame on stdout")), a.logs.join("\n"));
 });
 
 for (const [name, tools] of [

@@ -15,6 +15,8 @@ Selected by environment variables (set by the e2e fixtures):
     ``error``             answer ``resolve`` with an error frame
     ``configure_error``   answer ``configure`` with an error frame, then ``resolve`` as ``fixed``
     ``exit_after_resolve`` answer ``resolve`` as ``fixed``, then exit 0 at once
+    ``wrong_id``          answer ``resolve`` with a frame whose id is the number 5 (breaks the
+                          id rule: ids are strings)
 ``FAKE_SIDECAR_TOOLS``
     JSON value for ``toolsAllow`` (default ``["read", "web_search"]``).
 ``FAKE_SIDECAR_LOG``
@@ -74,6 +76,8 @@ def handle(req: dict[str, Any]) -> None:
             time.sleep(DELAY_S)
         if MODE == "error":
             send({"id": rid, "error": {"code": "internal", "message": "fake failure"}})
+        elif MODE == "wrong_id":
+            send({"id": 5, "result": {"toolsAllow": TOOLS}})  # breaks the id rule
         elif MODE == "bad_result":
             send({"id": rid, "result": {"toolsAllow": TOOLS, "source": "fake"}})
         else:

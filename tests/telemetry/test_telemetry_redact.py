@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resolver.telemetry import redact
 from resolver._redact import excerpt
+from resolver.telemetry import redact
 
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\n"

@@ -28,6 +28,15 @@ const DEFAULT_LLM_TIMEOUT_MS = 4000;
 const SIDECAR_MARGIN_MS = 1500; // sidecar deadline = llmTimeoutMs + this
 const HOOK_MARGIN_MS = 500; // host hook timeout = sidecar deadline + this
 const MAX_MESSAGES = 50; // most recent session messages passed to `resolve`
+// What a `resolve` frame may carry (docs/openclaw-protocol.md, "Frame size"): the sidecar cuts
+// further (resolver/_limits.py) but a frame must never be big enough to stall the pipe.
+const MAX_PROMPT_CHARS = 64 * 1024; // first 48 Ki + last 16 Ki characters
+const MAX_TEXT_CHARS = 4000; // per message text (what the sidecar reads of it)
+const MAX_PARTS = 64; // content parts / tool calls per message
+const MAX_ID_CHARS = 256;
+const MAX_DESCRIPTION_CHARS = 8000; // per tool description in observe_surface
+const MAX_TOOLS = 10000;
+const MAX_FRAME_CHARS = 4 * 1024 * 1024; // oldest messages are dropped until a frame fits
 const MAX_LINE_BYTES = 16 * 1024 * 1024;
 const STDERR_TAIL_LINES = 20;
 const BACKOFF_BASE_MS = 250;
@@ -104,16 +113,101 @@ function pickCtx(ctx) {
   return out;
 }
 
-function pickEvent(event) {
+/** `text` cut to at most `limit` UTF-16 units, never in the middle of a surrogate pair. */
+export function cut(text, limit) {
+  if (typeof text !== "string") return "";
+  if (text.length <= limit) return text;
+  let end = limit;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1; // keep a pair whole: drop its first half
+  return text.slice(0, end);
+}
+
+function cutPrompt(prompt) {
+  if (prompt.length <= MAX_PROMPT_CHARS) return prompt;
+  const tailChars = MAX_PROMPT_CHARS / 4;
+  let tailStart = prompt.length - tailChars;
+  const code = prompt.charCodeAt(tailStart);
+  if (code >= 0xdc00 && code <= 0xdfff) tailStart += 1; // do not start on a pair's second half
+  return `${cut(prompt, MAX_PROMPT_CHARS - tailChars)}\n[…]\n${prompt.slice(tailStart)}`;
+}
+
+function slimScalar(value, limit) {
+  if (typeof value === "string") return cut(value, limit);
+  if (typeof value === "number" || typeof value === "boolean") return value;
+  return undefined;
+}
+
+function slimFields(raw, keys) {
+  const out = {};
+  for (const key of keys) {
+    const value = slimScalar(raw[key], MAX_ID_CHARS);
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+const PART_KEYS = ["type", "id", "name", "tool_use_id", "toolCallId"];
+const CALL_KEYS = ["id", "type", "name"];
+
+/**
+ * Only what the sidecar reads of a message: role, ids, tool-call names, and text cut to
+ * MAX_TEXT_CHARS. Tool arguments, tool results, images and anything else stay in the host.
+ */
+export function slimMessage(message) {
+  if (!isPlainObject(message)) return undefined;
+  const out = slimFields(message, ["role", "toolCallId", "tool_call_id", "name"]);
+  const content = message.content;
+  if (typeof content === "string") {
+    out.content = cut(content, MAX_TEXT_CHARS);
+  } else if (Array.isArray(content)) {
+    let budget = MAX_TEXT_CHARS;
+    out.content = [];
+    for (const part of content.slice(0, MAX_PARTS)) {
+      if (typeof part === "string") {
+        out.content.push(cut(part, Math.max(0, budget)));
+        budget -= part.length;
+      } else if (isPlainObject(part)) {
+        const slim = slimFields(part, PART_KEYS);
+        if (typeof part.text === "string") {
+          slim.text = cut(part.text, Math.max(0, budget));
+          budget -= part.text.length;
+        }
+        out.content.push(slim);
+      }
+    }
+  }
+  const calls = message.tool_calls ?? message.toolCalls;
+  if (Array.isArray(calls)) {
+    out.tool_calls = calls.slice(0, MAX_PARTS).filter(isPlainObject).map((call) => {
+      const slim = slimFields(call, CALL_KEYS);
+      if (isPlainObject(call.function)) {
+        const name = slimScalar(call.function.name, MAX_ID_CHARS);
+        slim.function = name === undefined ? {} : { name };
+      }
+      return slim;
+    });
+  }
+  return out;
+}
+
+export function pickEvent(event) {
   const ev = isPlainObject(event) ? event : {};
   const messages = Array.isArray(ev.messages) ? ev.messages : [];
   const out = {
-    prompt: typeof ev.prompt === "string" ? ev.prompt : "",
-    messages: messages.slice(-MAX_MESSAGES),
+    prompt: typeof ev.prompt === "string" ? cutPrompt(ev.prompt) : "",
+    messages: messages
+      .slice(-MAX_MESSAGES)
+      .map(slimMessage)
+      .filter((m) => m !== undefined),
     messageCount: messages.length,
   };
-  if (typeof ev.currentUserMessage === "string") out.currentUserMessage = ev.currentUserMessage;
-  if (typeof ev.currentUserMessageId === "string") out.currentUserMessageId = ev.currentUserMessageId;
+  if (typeof ev.currentUserMessage === "string") {
+    out.currentUserMessage = cut(ev.currentUserMessage, MAX_TEXT_CHARS);
+  }
+  if (typeof ev.currentUserMessageId === "string") {
+    out.currentUserMessageId = cut(ev.currentUserMessageId, MAX_ID_CHARS);
+  }
   return out;
 }
 
@@ -131,6 +225,27 @@ function encodeFrame(frame) {
   });
 }
 
+/**
+ * The frame as one line of at most MAX_FRAME_CHARS: a `resolve` frame that is still too big
+ * after slimming loses its oldest messages first (then all of them). Throws when even that
+ * does not fit (the call then abstains).
+ */
+export function encodeWithin(frame) {
+  let line = encodeFrame(frame);
+  const event = frame?.params?.event;
+  if (line.length > MAX_FRAME_CHARS && event && Array.isArray(event.messages)) {
+    const messages = event.messages;
+    let keep = messages.length;
+    while (line.length > MAX_FRAME_CHARS && keep > 0) {
+      keep = Math.floor(keep / 2);
+      event.messages = messages.slice(messages.length - keep);
+      line = encodeFrame(frame);
+    }
+  }
+  if (line.length > MAX_FRAME_CHARS) throw new Error(`frame over ${MAX_FRAME_CHARS} characters`);
+  return `${line}\n`;
+}
+
 function describeTools(tools) {
   if (!Array.isArray(tools)) return undefined;
   const out = [];
@@ -138,7 +253,9 @@ function describeTools(tools) {
     if (!isPlainObject(tool) && typeof tool !== "function") continue;
     const name = tool.name;
     if (typeof name !== "string" || !name) continue;
-    out.push({ name, description: typeof tool.description === "string" ? tool.description : "" });
+    const description = typeof tool.description === "string" ? tool.description : "";
+    out.push({ name, description: cut(description, MAX_DESCRIPTION_CHARS) });
+    if (out.length >= MAX_TOOLS) break;
   }
   return out;
 }
@@ -422,7 +539,7 @@ class SidecarManager {
       const id = `${child.gen}.${++this.seq}`;
       let line;
       try {
-        line = `${encodeFrame({ id, method, params })}\n`;
+        line = encodeWithin({ id, method, params });
       } catch (err) {
         resolve({ ok: false, reason: `cannot encode ${method}: ${errText(err)}` });
         return;

@@ -1,11 +1,13 @@
-"""A real chat-completions server on 127.0.0.1 for tests (stdlib `http.server` in a thread).
+"""Test doubles that ship with the package: a real chat-completions server on 127.0.0.1
+(stdlib `http.server` in a thread), for tests, the adversarial benchmark and anyone testing a
+resolver setup without a paid endpoint.
 
 Each request to ``POST /v1/chat/completions`` is answered by the next scripted `Reply`
 (or by `default` when the script is empty); every request is recorded with its headers and
 parsed JSON body, so tests can check what arrived on the wire. A reply may hang until the
 server stops (``hang=True``): that is how the deadline tests make the endpoint never answer.
 
-Reusable by any test module through the ``llm_server`` fixture (tests/conftest.py)::
+The project's tests use it through the ``llm_server`` fixture (tests/conftest.py)::
 
     def test_x(llm_server: LLMServer) -> None:
         llm_server.script(completion({"tools": ["browser"], "confidence": 0.9, "reasoning": "."}))
@@ -106,8 +108,8 @@ class LLMServer:
     @property
     def base_url(self) -> str:
         assert self._httpd is not None, "server not started"
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        port = self._httpd.server_address[1]
+        return f"http://127.0.0.1:{port}/v1"
 
     def script(self, *replies: Reply | Responder) -> None:
         """Queue replies for the next requests, in order."""
