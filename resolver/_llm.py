@@ -48,7 +48,7 @@ from ._llm_prompt import (
     build_messages,
     response_format_json_schema,
 )
-from ._redact import redact, safe_url
+from ._redact import HIGH_ENTROPY, redact, safe_url, without_secret_like
 from ._types import Usage
 
 logger = logging.getLogger("resolver")
@@ -135,6 +135,17 @@ class ClientPool:
             )
             self._clients[key] = (client, weakref.ref(loop))
             return client
+
+    async def aclose_loop(self) -> None:
+        """Close the clients bound to the running loop (call before the loop closes: a
+        client collected after its loop is gone would fail to close its connections)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            mine = [k for k, (_, ref) in self._clients.items() if ref() is loop]
+            clients = [self._clients.pop(k)[0] for k in mine]
+        for client in clients:
+            with contextlib.suppress(Exception):
+                await client.close()
 
     def endpoint(self, api_base: str, model: str) -> EndpointMemory:
         with self._lock:
@@ -267,6 +278,10 @@ class LLMClassifier:
     def _key(self) -> str | None:
         return self.config.api_key()
 
+    async def aclose(self) -> None:
+        """Close this process's clients bound to the running loop (`ClientPool.aclose_loop`)."""
+        await self._pool.aclose_loop()
+
     async def warm_up(self) -> None:
         """Create the shared client now (TLS setup, lazy SDK imports: ~0.1-0.3 s once), so
         the first turn does not spend its deadline on it. Makes no request."""
@@ -293,6 +308,11 @@ class LLMClassifier:
         memory = self._pool.endpoint(self.api_base, self.model)
         mode, dropped = memory.mode, memory.dropped
         messages = build_messages(request)
+        # the turn as the classifier sees it: no key, token or credential-like word (they do
+        # not help pick tools, and the endpoint need not see them)
+        messages[-1]["content"] = without_secret_like(
+            messages[-1]["content"], (key,) if key else (), marker=HIGH_ENTROPY
+        )
         names = [name for name, _ in request.tools]
         while True:
             try:

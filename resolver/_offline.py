@@ -38,6 +38,8 @@ from ._text import cjk_words, fold, has_cjk, tokens
 NAME_WEIGHT = 3.0
 KEYWORD_WEIGHT = 2.0
 DESCRIPTION_WEIGHT = 1.0
+DESCRIPTION_TERMS = 4
+"""A tool's description contributes its strongest this-many query terms to a turn's score."""
 HISTORY_WEIGHT = 0.35
 TYPO_WEIGHT = 0.7
 K1 = 1.2
@@ -74,8 +76,9 @@ _SEGMENT_SPLIT = re.compile(
 @dataclass(frozen=True)
 class _Index:
     names: tuple[str, ...]
-    weights: Mapping[str, tuple[tuple[int, float], ...]]
-    """term -> ((tool index, precomputed BM25 weight), ...)"""
+    weights: Mapping[str, tuple[tuple[int, float, float], ...]]
+    """term -> ((tool index, precomputed BM25 weight, the part of it from the description),
+    ...)"""
     deletes: Mapping[str, tuple[str, ...]]
     """one-deletion variants -> vocabulary terms (for typo matching)"""
     cjk_words: tuple[str, ...] = ()
@@ -103,6 +106,7 @@ def _build_index(
 ) -> _Index:
     names = tuple(name for name, _ in tools)
     tf_per_tool: list[dict[str, float]] = []
+    desc_per_tool: list[dict[str, float]] = []
     for name, description in tools:
         tf: dict[str, float] = {}
         for term in tokens(name[:MAX_ID_CHARS]):
@@ -118,9 +122,12 @@ def _build_index(
                 if _WORD_TERM + word not in seen:
                     seen.add(_WORD_TERM + word)
                     tf[_WORD_TERM + word] = KEYWORD_WEIGHT * CJK_WORD_WEIGHT
-        for term in tokens(description):
+        # A description counts each of its terms once: repeating a word adds nothing.
+        desc = dict.fromkeys(tokens(description), DESCRIPTION_WEIGHT)
+        for term in desc:
             tf[term] = tf.get(term, 0.0) + DESCRIPTION_WEIGHT
         tf_per_tool.append(tf)
+        desc_per_tool.append(desc)
     # Length normalisation per script: a tool's Chinese/Japanese/Korean keywords do not make it
     # "longer" for an English query, nor its English text for a CJK one (adding words in one
     # language leaves every other language's ranking as it was).
@@ -134,13 +141,15 @@ def _build_index(
         for term, freq in tf.items():
             postings.setdefault(term, []).append((i, freq))
     n = len(names)
-    weights: dict[str, tuple[tuple[int, float], ...]] = {}
+    weights: dict[str, tuple[tuple[int, float, float], ...]] = {}
     for term, plist in postings.items():
         idf = math.log(1.0 + (n - len(plist) + 0.5) / (len(plist) + 0.5))
         length, mean = lengths[_script(term)], avg[_script(term)]
-        weights[term] = tuple(
-            (i, idf * f * (K1 + 1) / (f + K1 * (1 - B + B * length[i] / mean))) for i, f in plist
-        )
+        rows = []
+        for i, f in plist:
+            w = idf * f * (K1 + 1) / (f + K1 * (1 - B + B * length[i] / mean))
+            rows.append((i, w, w * desc_per_tool[i].get(term, 0.0) / f if f else 0.0))
+        weights[term] = tuple(rows)
     deletes: dict[str, list[str]] = {}
     for term in weights:
         if _typo_term(term, MIN_TYPO_LENGTH):
@@ -231,10 +240,20 @@ class OfflineClassifier:
 
     @staticmethod
     def _score(index: _Index, query: Mapping[str, float]) -> list[float]:
+        """BM25F scores; a tool's description adds only its `DESCRIPTION_TERMS` strongest
+        query terms (a description that lists every word of the prompt cannot outscore the
+        tools whose names and keywords the prompt asks for)."""
         scores = [0.0] * len(index.names)
+        described: dict[int, list[float]] = {}
         for term, qweight in query.items():
-            for i, w in index.weights.get(term, ()):
-                scores[i] += qweight * w
+            for i, w, wd in index.weights.get(term, ()):
+                scores[i] += qweight * (w - wd)
+                if wd:
+                    described.setdefault(i, []).append(qweight * wd)
+        for i, parts in described.items():
+            if len(parts) > DESCRIPTION_TERMS:
+                parts = heapq.nlargest(DESCRIPTION_TERMS, parts)
+            scores[i] += sum(parts)
         return scores
 
     def score(self, request: ClassifyInput) -> dict[str, float]:

@@ -499,6 +499,9 @@ class Resolver:
             return loop.run_until_complete(self.resolve(request))
         finally:
             try:
+                close = getattr(self.llm, "aclose", None)
+                if close is not None:  # the loop's HTTP clients close while it still runs
+                    loop.run_until_complete(close())
                 loop.run_until_complete(loop.shutdown_asyncgens())
             finally:
                 loop.close()  # shuts the default executor down without waiting

@@ -19,10 +19,12 @@ What is replaced (by ``[REDACTED:<kind>]``), in this order:
 11. payment card numbers: 13-19 digits, optionally grouped by spaces or dashes, that pass the
     Luhn check (``4111 1111 1111 1111``; a phone number or an order id that fails it stays).
 
-`without_secret_like` goes further for what is *learned* (the keyword cache): it also drops
-every word that looks like a credential of unknown shape (`secret_like`: long, mixing letters
-and digits, or long and high-entropy), which redaction leaves in telemetry excerpts because
-hashes and ids there help debugging.
+`without_secret_like` goes further for prompt text (the keyword cache's terms, telemetry's
+prompt excerpt, the classifier request): it also removes every word that looks like a
+credential of unknown shape (`secret_like`: long, mixing letters and digits, or long and
+high-entropy), so a bare AWS secret key or a pasted token of no known format is not kept. A
+git hash or a UUID in a prompt is removed from those too; ids in their own fields (a session
+id) are only redacted when they match a known secret shape.
 
 Each family is tried only when the text contains a substring all its matches contain (cheap
 pre-checks); redaction runs on the telemetry writer's thread, never on the hook path.
@@ -143,9 +145,16 @@ def secret_like(word: str) -> bool:
     return len(word) >= 24 and mixed_case and _entropy(word) >= 4.0
 
 
-def without_secret_like(text: str, secrets: Iterable[str] = ()) -> str:
-    """`redact` (the configured key included), then every `secret_like` word removed."""
-    return _RUN.sub(lambda m: " " if secret_like(m.group(0)) else m.group(0), redact(text, secrets))
+def without_secret_like(text: str, secrets: Iterable[str] = (), *, marker: str = " ") -> str:
+    """`redact` (the configured key included), then every `secret_like` word replaced by
+    `marker` (the keyword cache drops them; telemetry excerpts and the classifier prompt show
+    `HIGH_ENTROPY`)."""
+    return _RUN.sub(
+        lambda m: marker if secret_like(m.group(0)) else m.group(0), redact(text, secrets)
+    )
+
+
+HIGH_ENTROPY = "[REDACTED:high_entropy]"
 
 
 def _auth_replacement(match: re.Match[str]) -> str:

@@ -1,10 +1,12 @@
 """Benchmark case files (``schemas/benchmark-case.v1.json``) and loading them.
 
-A file is ``{"name", "source", "license", "tools"?, "cases": [...]}``. When it carries
-``tools`` they are the candidate surface (their descriptions fill in wherever no catalog layer
-describes the tool); otherwise the default OpenClaw surface is used. Extra top-level keys
-(provenance such as ``stats`` or ``name_map``) are kept and ignored; case entries are strict so
-a misspelt key (``must_inclde``) is an error, not a silently empty list.
+A file is ``{"name", "source", "license", "tools"? | "surface"?, "cases": [...]}``. When it
+carries ``tools`` they are the candidate surface (their descriptions fill in wherever no catalog
+layer describes the tool); ``surface`` names a tools file instead (a path relative to the case
+file: a JSON list of tools or an object with a ``tools`` list, e.g. the MCP surface OpenClaw
+sent, or the surface file telemetry writes); otherwise the default OpenClaw surface is used.
+Extra top-level keys (provenance such as ``stats`` or ``name_map``) are kept and ignored; case
+entries are strict so a misspelt key (``must_inclde``) is an error, not a silently empty list.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .._errors import ConfigError
 from .._files import read_user_file
-from .._surface import default_surface
+from .._surface import default_surface, load_tools_file
 from .._types import Message, ToolInfo
 
 
@@ -67,7 +69,16 @@ class CaseFile(BaseModel):
     license: str
     tools: list[CaseTool] | None = None
     """The candidate surface; absent = the default OpenClaw surface."""
+    surface: str | None = None
+    """A tools file holding the candidate surface (relative to the case file); not with
+    `tools`."""
     cases: list[BenchmarkCase] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _one_surface(self) -> CaseFile:
+        if self.tools is not None and self.surface is not None:
+            raise ValueError('give the surface either inline ("tools") or as a file ("surface")')
+        return self
 
     @field_validator("tools")
     @classmethod
@@ -142,20 +153,25 @@ def parse_case_file(raw: bytes, *, path: str) -> CaseSet:
         ) from None
     if file.tools is not None:
         candidates = tuple(ToolInfo(name=t.name, description=t.description) for t in file.tools)
+        where = "the file's tools"
+    elif file.surface is not None:
+        surface_path = Path(path).parent / file.surface
+        candidates = tuple(load_tools_file(surface_path))
+        where = f"the surface in {surface_path}"
     else:
         candidates = tuple(default_surface())
+        where = "the default OpenClaw surface"
     names = {t.name for t in candidates}
     unknown = [(c.id, t) for c in file.cases for t in c.must_include if t not in names]
     if unknown:
         shown = ", ".join(f"{cid}: {tool}" for cid, tool in unknown[:5])
-        where = "the file's tools" if file.tools is not None else "the default OpenClaw surface"
         raise ConfigError(
             f"{path}: {len(unknown)} must_include tool(s) are not among {where} ({shown}); "
             'add them to "tools" or fix the names',
             source=path,
         )
     digest = hashlib.sha256(raw).hexdigest()
-    return CaseSet(path, digest, file, candidates, file.tools is None)
+    return CaseSet(path, digest, file, candidates, file.tools is None and file.surface is None)
 
 
 def load_case_file(path: str | Path) -> CaseSet:

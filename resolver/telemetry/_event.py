@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from .._config import ResolverConfig
-from .._redact import prompt_hash, redact
+from .._redact import HIGH_ENTROPY, prompt_hash, redact, without_secret_like
 from .._types import ReasonCode, Resolution, Source, TurnRequest
 from ._tokens import ByteOrTokenUnit, SizeBasis, SurfaceMeter
 
@@ -181,7 +181,7 @@ class TurnSnapshot:
 
     def event(self, meter: SurfaceMeter, *, dropped_events: int = 0) -> TelemetryEvent:
         """Redact, hash, size the surfaces and build the validated event (background thread)."""
-        redacted = redact(self.prompt, self.secrets)
+        redacted = without_secret_like(self.prompt, self.secrets, marker=HIGH_ENTROPY)
         capture = self.capture_prompts
         before = meter.measure(self.candidates)
         if self.allowed is None:
