@@ -13,6 +13,7 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -34,6 +35,9 @@ def main() -> int:
     parser.add_argument("--md-out", metavar="FILE")
     parser.add_argument("--json-out", metavar="FILE")
     args = parser.parse_args()
+    # The learned keyword cache defaults to the user's state directory: hostile turns must not
+    # teach the real one (in-process turns and the CLI children alike).
+    os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="resolver-adversarial-state-")
     started = time.time()
     trials = run_families(args.family)
     rows = table(trials)

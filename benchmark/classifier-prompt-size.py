@@ -47,7 +47,7 @@ CHAT_FRAMING = 3 * 2 + 3
 
 
 def build(messages: list[Message]) -> ClassifyInput:
-    config = ResolverConfig(catalogOverridesFile=None)
+    config = ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None)
     catalog = CatalogStore(config).current()
     tools = default_surface()
     return ClassifyInput(

@@ -149,11 +149,16 @@ def reuse_figure(cases: list[dict[str, Any]]) -> None:
     events = build_replay(cases)
     clock = FakeClock()
     llm = CountingLLM()
-    config = ResolverConfig(catalogOverridesFile=None, llmApiBase="http://127.0.0.1:9/v1")
+    config = ResolverConfig(
+        catalogOverridesFile=None, keywordCacheFile=None, llmApiBase="http://127.0.0.1:9/v1"
+    )
     resolver = Resolver(config, llm=llm, clock=clock)
     fresh = Resolver(
         ResolverConfig(
-            catalogOverridesFile=None, llmApiBase="http://127.0.0.1:9/v1", reuse={"enabled": False}
+            catalogOverridesFile=None,
+            keywordCacheFile=None,
+            llmApiBase="http://127.0.0.1:9/v1",
+            reuse={"enabled": False},
         ),
         llm=CountingLLM(),
     )
@@ -222,7 +227,9 @@ def offline_chain_figure(cases: list[dict[str, Any]]) -> None:
     def evaluate(subset: list[dict[str, Any]], cache: KeywordCache | None) -> dict[str, Any]:
         llm = AlwaysFails()
         resolver = Resolver(
-            ResolverConfig(catalogOverridesFile=None, llmApiBase="http://127.0.0.1:9/v1"),
+            ResolverConfig(
+                catalogOverridesFile=None, keywordCacheFile=None, llmApiBase="http://127.0.0.1:9/v1"
+            ),
             llm=llm,
             cache=cache,
         )

@@ -70,8 +70,8 @@ def main() -> int:
         catalog.write_text(
             json.dumps({"schemaVersion": 1, "stateRequirements": requirements(names)})
         )
-        plain = Resolver(ResolverConfig(catalogOverridesFile=None))
-        gated = Resolver(ResolverConfig(catalogOverridesFile=str(catalog)))
+        plain = Resolver(ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None))
+        gated = Resolver(ResolverConfig(catalogOverridesFile=str(catalog), keywordCacheFile=None))
         state = {"channel": "telegram", "modelProviderId": "openai"}
         configs = [("none", plain, None), ("declared", gated, None), ("checked", gated, state)]
         measure(configs, len(PROMPTS))  # warm-up: indexes, validators, late imports

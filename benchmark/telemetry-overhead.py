@@ -41,9 +41,10 @@ def main() -> None:
     config = ResolverConfig(
         telemetryFile=str(tmp / "t.jsonl"),
         catalogOverridesFile=None,
+        keywordCacheFile=None,
         llmApiKey="sk-" + "bench-0123456789abcdefghijklmnop",
     )
-    resolver = Resolver(ResolverConfig(catalogOverridesFile=None))
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None))
     prompts = {
         "short (40 chars)": "remind me tomorrow at 9 to call mom pls",
         "medium (1.5 kB)": ("search the web for flights to Lisbon and compare prices. " * 27)[
@@ -92,7 +93,9 @@ def main() -> None:
 
     print(f"\n== end to end: {args.turns} turns resolved, written, flushed ==")
     path = tmp / "e2e.jsonl"
-    e2e_config = ResolverConfig(telemetryFile=str(path), catalogOverridesFile=None)
+    e2e_config = ResolverConfig(
+        telemetryFile=str(path), catalogOverridesFile=None, keywordCacheFile=None
+    )
     e2e_observer = TelemetryObserver(e2e_config, meter=meter)
     e2e = Resolver(e2e_config, observers=[e2e_observer])
     words = ["search the web", "remind me", "read the file", "send a message", "take a photo"]

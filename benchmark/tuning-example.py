@@ -147,7 +147,9 @@ def run(out: Path) -> None:
             "",
         ]
         tools = [ToolInfo(**t) for t in json.loads((out / "tools.json").read_text())]
-        before = Resolver(ResolverConfig(catalogOverridesFile=str(overrides)), llm=None)
+        before = Resolver(
+            ResolverConfig(catalogOverridesFile=str(overrides), keywordCacheFile=None), llm=None
+        )
         rows = []
         for prompt, tool in HELD_OUT:
             res = before.resolve_sync(TurnRequest(prompt=prompt, tools=tools))

@@ -44,6 +44,21 @@ MAX_CATALOG_BYTES = 5 * 1024 * 1024
 SUPPORTED_SCHEMA_VERSIONS = (1,)
 
 
+class ConversationMarkers(BaseModel):
+    """Phrases (any language) that mark a clause as conversation rather than a task: a clause
+    made of such a phrase and at most a couple of other words needs no tool (README, "The
+    offline classifier"). A layer that sets a list replaces that list."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    social: list[str] | None = None
+    """Thanks, greetings, farewells, acknowledgements, laughter, apologies, compliments,
+    feelings and small talk."""
+    self_contained: list[str] | None = Field(default=None, alias="selfContained")
+    """Requests the assistant answers from its own knowledge: explain, define, translate the
+    quoted text, write a poem, how do you say ..."""
+
+
 class CatalogFile(BaseModel):
     """One catalog layer as written on disk (``schemas/catalog.v1.json``)."""
 
@@ -63,6 +78,8 @@ class CatalogFile(BaseModel):
         default_factory=dict, alias="stateRequirements"
     )
     """Optional: tool -> {semantic state id -> JSON Schema the host's value must satisfy}."""
+    conversation: ConversationMarkers | None = None
+    """Optional: phrases that mark a conversational turn (no tool needed)."""
     meta: dict[str, Any] = Field(default_factory=dict, alias="_meta")
     """Provenance; ignored by the resolver."""
 
@@ -209,9 +226,13 @@ class EffectiveCatalog:
     keywords: Mapping[str, tuple[str, ...]]
     state_requirements: Mapping[str, Mapping[str, Mapping[str, Any]]]
     fingerprint: str
-    """sha256 of the merged content (tools, skills, keywords, requirements)."""
+    """sha256 of the merged content (tools, skills, keywords, requirements, markers)."""
     origins: Mapping[str, str] = field(default_factory=dict)
     """Tool name -> which layer its description came from ("default", "inline", "file")."""
+    social: tuple[str, ...] = ()
+    """Conversation markers (`ConversationMarkers.social`)."""
+    self_contained: tuple[str, ...] = ()
+    """Conversation markers (`ConversationMarkers.self_contained`)."""
 
     def describe(self, name: str, host_description: str = "") -> str:
         """The effective description of a tool (catalog first, then the host's, then '')."""
@@ -224,7 +245,14 @@ class EffectiveCatalog:
             return self
         merged = {**self.tools, **missing}
         origins = {**self.origins, **dict.fromkeys(missing, "host")}
-        return _build(merged, self.skills, self.keywords, self.state_requirements, origins)
+        return _build(
+            merged,
+            self.skills,
+            self.keywords,
+            self.state_requirements,
+            origins,
+            (self.social, self.self_contained),
+        )
 
 
 def _fingerprint(payload: Any) -> str:
@@ -237,6 +265,7 @@ def _build(
     keywords: Mapping[str, tuple[str, ...]],
     reqs: Mapping[str, Mapping[str, Mapping[str, Any]]],
     origins: Mapping[str, str],
+    markers: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
 ) -> EffectiveCatalog:
     fp = _fingerprint(
         {
@@ -244,9 +273,10 @@ def _build(
             "skills": dict(skills),
             "keywords": {k: list(v) for k, v in keywords.items()},
             "req": {k: dict(v) for k, v in reqs.items()},
+            "conversation": [list(markers[0]), list(markers[1])],
         }
     )
-    return EffectiveCatalog(tools, skills, keywords, reqs, fp, origins)
+    return EffectiveCatalog(tools, skills, keywords, reqs, fp, origins, *markers)
 
 
 def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
@@ -256,7 +286,14 @@ def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
     keywords: dict[str, tuple[str, ...]] = {}
     reqs: dict[str, Mapping[str, Mapping[str, Any]]] = {}
     origins: dict[str, str] = {}
+    social: tuple[str, ...] = ()
+    self_contained: tuple[str, ...] = ()
     for label, layer in layers:
+        if layer.conversation is not None:
+            if layer.conversation.social is not None:
+                social = tuple(layer.conversation.social)
+            if layer.conversation.self_contained is not None:
+                self_contained = tuple(layer.conversation.self_contained)
         for name, text in layer.tools.items():
             tools[name] = text
             origins[name] = label
@@ -264,7 +301,7 @@ def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
         for name, terms in layer.keywords.items():
             keywords[name] = tuple(terms)
         reqs.update(layer.state_requirements)
-    return _build(tools, skills, keywords, reqs, origins)
+    return _build(tools, skills, keywords, reqs, origins, (social, self_contained))
 
 
 @dataclass

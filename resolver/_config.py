@@ -6,6 +6,7 @@ and invalid values are errors that name the key and what is allowed.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from pathlib import Path
@@ -15,7 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic.alias_generators import to_camel
 
 from ._errors import ConfigError
-from ._files import read_user_json
+from ._files import read_user_json5
+
+logger = logging.getLogger("resolver")
 
 DEFAULT_CORE_TOOLS: tuple[str, ...] = (
     "read",
@@ -29,6 +32,27 @@ DEFAULT_CORE_TOOLS: tuple[str, ...] = (
 )
 DEFAULT_TELEMETRY_TAGS: tuple[str, ...] = ("openclaw-resolver", "resolver:classify")
 PLUGIN_ID = "openclaw-tool-resolver"
+PLUGIN_CONFIG_PATH = f"plugins.entries.{PLUGIN_ID}.config"
+"""Where an OpenClaw user writes the resolver's settings in openclaw.json."""
+LEGACY_CONFIG_PATH = f"plugins.{PLUGIN_ID}"
+"""The original design's place for the settings (read with a deprecation notice; OpenClaw
+2026.9.6 itself refuses a config that has it: "plugins: Unrecognized key")."""
+STATE_DIR_NAME = "openclaw-tool-resolver"
+KEYWORD_CACHE_NAME = "keyword-cache.json"
+
+
+def state_dir() -> Path:
+    """The resolver's folder in the user's state directory: ``$XDG_STATE_HOME`` (an absolute
+    path; a relative one is ignored, as the XDG spec says), else ``~/.local/state``, plus
+    ``openclaw-tool-resolver``. Read when called, never at import."""
+    base = os.environ.get("XDG_STATE_HOME", "")
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "state"
+    return root / STATE_DIR_NAME
+
+
+def default_keyword_cache_file() -> str:
+    """`keywordCacheFile`'s default: ``<state dir>/keyword-cache.json``."""
+    return str(state_dir() / KEYWORD_CACHE_NAME)
 
 
 class _Strict(BaseModel):
@@ -68,7 +92,9 @@ class ResolverConfig(_Strict):
     """The resolver's configuration (README, "Configuration")."""
 
     enabled: bool = True
-    log_decisions: bool = False
+    log_decisions: bool = True
+    """One short info line per turn in the host log (tool count, source, reason codes,
+    latency), as the original design has it: the line is what tells a user the plugin works."""
     telemetry_file: str | None = None
     telemetry: TelemetryOptions = Field(default_factory=TelemetryOptions)
     llm_model: str = "gpt-5.4-mini"
@@ -89,7 +115,9 @@ class ResolverConfig(_Strict):
     tool_description_overrides: dict[str, str] = Field(default_factory=dict)
     skill_description_overrides: dict[str, str] = Field(default_factory=dict)
     core_tools: tuple[str, ...] = DEFAULT_CORE_TOOLS
-    keyword_cache_file: str | None = None
+    keyword_cache_file: str | None = Field(default_factory=default_keyword_cache_file)
+    """The learned keyword cache (JSON); default in the user's state directory (`state_dir`),
+    shared by the CLI and the OpenClaw sidecar; ``""`` or null = in memory only."""
     reuse: ReuseOptions = Field(default_factory=ReuseOptions)
     continuity_turns: int = Field(default=3, ge=0, le=50)
     shadow_sample_rate: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -99,6 +127,11 @@ class ResolverConfig(_Strict):
     """OpenClaw extension only: the Python interpreter that runs the sidecar."""
     sidecar_timeout_ms: int | None = Field(default=None, ge=100, le=14500)
     """OpenClaw extension only: per-call deadline of the JS shim (default llmTimeoutMs+1500)."""
+
+    @field_validator("keyword_cache_file")
+    @classmethod
+    def _empty_is_memory_only(cls, value: str | None) -> str | None:
+        return value or None
 
     def api_key(self) -> str | None:
         """The classifier key: `llmApiKey`, else the environment's OPENAI_API_KEY."""
@@ -171,23 +204,23 @@ def load_config(data: dict[str, Any] | None = None, *, source: str = "config") -
 
 
 def load_config_file(path: str | Path) -> ResolverConfig:
-    """Read a JSON config file (the plugin's `config` object, or a whole openclaw.json)."""
-    path, data = read_user_json(
-        path, "config file", hint="fix the syntax or validate it with a JSON linter"
+    """Read a config file (the plugin's `config` object, or a whole openclaw.json). JSON5 is
+    accepted (comments, trailing commas), as OpenClaw reads its own config."""
+    path, data = read_user_json5(
+        path, "config file", hint="fix the syntax (JSON or JSON5, as OpenClaw reads it)"
     )
     if isinstance(data, dict) and "plugins" in data:
-        data = _plugin_config(data, str(path))
+        data = plugin_config(data, str(path))
     return load_config(data, source=str(path))
 
 
-def _plugin_config(openclaw: dict[str, Any], source: str) -> dict[str, Any]:
-    """The resolver's config object inside a whole openclaw.json (each level type-checked)."""
-    keys = ("plugins", "entries", PLUGIN_ID, "config")
-    node: dict[str, Any] = openclaw
+def _object_at(root: dict[str, Any], keys: tuple[str, ...], source: str) -> dict[str, Any] | None:
+    """The object at `keys` below `root`, None when a level is absent (each level checked)."""
+    node: dict[str, Any] = root
     for depth, key in enumerate(keys):
         child = node.get(key)
         if child is None:
-            return {}
+            return None
         if not isinstance(child, dict):
             where = ".".join(keys[: depth + 1])
             raise ConfigError(
@@ -197,3 +230,31 @@ def _plugin_config(openclaw: dict[str, Any], source: str) -> dict[str, Any]:
             )
         node = child
     return node
+
+
+def legacy_plugin_config(openclaw: dict[str, Any], source: str) -> dict[str, Any] | None:
+    """The settings written in the original design's place, ``plugins.openclaw-tool-resolver``
+    (no ``entries.<id>.config``), or None when there are none."""
+    return _object_at(openclaw, ("plugins", PLUGIN_ID), source)
+
+
+def deprecation_notice(source: str) -> str:
+    """The one line that names where legacy settings belong now."""
+    return (
+        f"{source}: {LEGACY_CONFIG_PATH} is deprecated: move its settings to "
+        f"{PLUGIN_CONFIG_PATH} (`resolver install openclaw` moves them; OpenClaw 2026.9.6 "
+        'refuses a config with the old key: "plugins: Unrecognized key")'
+    )
+
+
+def plugin_config(openclaw: dict[str, Any], source: str) -> dict[str, Any]:
+    """The resolver's config object inside a whole openclaw.json (each level type-checked).
+
+    Settings in the legacy place ``plugins.openclaw-tool-resolver`` are used too, with a
+    one-line deprecation warning; where both places set a key, ``plugins.entries`` wins."""
+    current = _object_at(openclaw, ("plugins", "entries", PLUGIN_ID, "config"), source)
+    legacy = legacy_plugin_config(openclaw, source)
+    if legacy is None:
+        return current or {}
+    logger.warning("%s", deprecation_notice(source))
+    return {**legacy, **(current or {})}

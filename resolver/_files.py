@@ -2,7 +2,9 @@
 
 Every read goes through `read_regular`: only a regular file is read (a FIFO, a device such as
 ``/dev/zero`` or a directory is refused at once, without blocking) and never more than a
-stated number of bytes.
+stated number of bytes. Files OpenClaw owns (``openclaw.json``) are JSON5, as OpenClaw reads
+them: `parse_json5` / `read_user_json5` (the ``json5`` package, loaded only when a file is not
+plain JSON).
 """
 
 from __future__ import annotations
@@ -73,3 +75,56 @@ def read_user_json(path: str | Path, what: str, *, hint: str = "") -> tuple[Path
     except orjson.JSONDecodeError as exc:
         message = f"{resolved}: not valid JSON ({exc})" + (f"; {hint}" if hint else "")
         raise ConfigError(message, source=str(resolved)) from None
+
+
+def parse_json5(raw: bytes, source: str, *, hint: str = "") -> tuple[Any, bool]:
+    """JSON or JSON5 text (comments, trailing commas, unquoted keys, single quotes), and
+    whether it was plain JSON. Invalid input is a `ConfigError` naming `source`, the parser's
+    position and (`hint`) how to fix it."""
+    try:
+        return orjson.loads(raw), True
+    except orjson.JSONDecodeError as strict:
+        import json5  # late: only for a file that is not plain JSON
+
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})", source=source
+            ) from None
+        try:
+            return json5.loads(text), False
+        except ValueError as exc:
+            message = f"{source}: not valid JSON or JSON5 ({exc}; as JSON: {strict})"
+            raise ConfigError(message + (f"; {hint}" if hint else ""), source=source) from None
+
+
+def read_user_json5(path: str | Path, what: str, *, hint: str = "") -> tuple[Path, Any]:
+    """`read_user_file`, parsed as JSON or JSON5 (`parse_json5`)."""
+    resolved, raw = read_user_file(path, what)
+    return resolved, parse_json5(raw, str(resolved), hint=hint)[0]
+
+
+def count_comments(text: str) -> int:
+    """How many ``//`` and ``/* */`` comments a JSON5 text holds (outside strings): what a
+    rewrite as plain JSON cannot keep."""
+    count, i, quote = 0, 0, ""
+    while i < len(text):
+        char = text[i]
+        if quote:
+            if char == "\\":
+                i += 1
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif text.startswith("//", i):
+            count += 1
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+        elif text.startswith("/*", i):
+            count += 1
+            end = text.find("*/", i + 2)
+            i = len(text) if end < 0 else end + 1
+        i += 1
+    return count

@@ -27,13 +27,15 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ._catalog import EffectiveCatalog
 from ._classify import Classification, ClassifyInput
+from ._lang import latin_language, stopwords
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, fuse, passage_text
-from ._text import cjk_words, fold, has_cjk, tokens
+from ._text import STOPWORDS, cjk_words, fold, has_cjk, tokens
 
 NAME_WEIGHT = 3.0
 KEYWORD_WEIGHT = 2.0
@@ -41,18 +43,43 @@ DESCRIPTION_WEIGHT = 1.0
 DESCRIPTION_TERMS = 4
 """A tool's description contributes its strongest this-many query terms to a turn's score."""
 HISTORY_WEIGHT = 0.35
+HISTORY_DAMP = 0.3
+"""History weighs this much less when the prompt alone has strong evidence."""
 TYPO_WEIGHT = 0.7
 K1 = 1.2
 B = 0.75
 RELATIVE_CUTOFF = 0.5
 """Keep candidates scoring at least this fraction of the best score..."""
-WEAK_RELATIVE_CUTOFF = 0.3
+WEAK_RELATIVE_CUTOFF = 0.45
 """...or this fraction when the best score is weak (widen for recall)."""
 WEAK_SCORE = 5.0
-SEGMENT_RELATIVE_CUTOFF = 0.6
-SEGMENT_PICKS = 4
+SEGMENT_RELATIVE_CUTOFF = 0.7
+SEGMENT_PICKS = 3
+BARE_AND = True
+CONVERSATION = True
+CONVERSATION_LEFT = 1
+CJK_CHARS_PER_WORD = 4
+"""A clause with a conversation marker stays conversation with at most this many other words."""
+COVERAGE = True
+SEGMENTS = True
+CUTOFF_SKIPS_CORE = True
+COVERAGE_PICKS = 6
+"""At most this many tools (core tools aside) from the coverage pass (`_coverage`)..."""
+COVERAGE_RELATIVE = 0.1
+"""...each explaining unexplained evidence worth at least this share of the best score..."""
+COVERAGE_MIN = 4.0
+"""...and at least this much (about one keyword match)."""
+COVERAGE_EXPLAIN = 0.3
+"""How much of a term's weight a pick spends (1.0: all of it, when the pick is the term's
+strongest match)."""
 MAX_SELECTED = 16
+PER_CLAUSE = 4
+"""A prompt of many clauses may keep this many tools per clause..."""
+MAX_SELECTED_MULTI = 24
+"""...up to this many."""
 MIN_TYPO_LENGTH = 4
+MIN_QUERY_TYPO_LENGTH = 5
+"""A prompt word must have at least this many letters to be read as a typo."""
 MAX_TYPO_LENGTH = 24
 """Typo matching only looks at word-like terms (letters only) of 4-24 characters: a hash, a
 base64 blob or a long run of one letter is not a misspelt word, and its one-deletion variants
@@ -63,14 +90,33 @@ CJK_BIGRAM_WEIGHT = 0.5
 """...and each bigram it shares with the prompt only this fraction of one (partial overlap)."""
 _WORD_TERM = "\u00a7"
 """Prefix of whole-word CJK keyword terms in the index (never produced by `tokens`)."""
+_PHRASE_TERM = "\u00b6"
+"""Prefix of multi-word keyword phrases in the index (matched when all their words are near
+one another in the prompt)."""
+PHRASE_WEIGHT = 1.5
+"""A multi-word keyword phrase found in the prompt counts this many keyword matches..."""
+PHRASE_PART_WEIGHT = 0.35
+"""...while one of its words alone counts only this fraction of one ("boss" alone is not
+"ask my boss"; "tokyo" alone is not the "tokyo night" theme)."""
+PHRASE_SLACK = 3
+NAME_PHRASE_WEIGHT = 1.0
+"""A tool name of two or more words found whole in the prompt counts this many extra name
+matches."""
+"""A phrase's words match when they all fall within len(phrase) + this many prompt words."""
 
 _SEGMENT_SPLIT = re.compile(
     r"(?:[.!?;。！？；，、\n]+\s*"
+    r"|\s+[-–—:]+\s+|[：]"
     r"|,?\s+(?:and then|then|also|additionally|finally|afterwards|after that|next|plus"
-    r"|as well as)\s+"
-    r"|,\s+(?:and\s+)?)",
+    r"|as well as|y luego|luego|después|y después|puis|ensuite|et ensuite|und dann|dann"
+    r"|danach|anschließend|e depois|depois|e então)\s+"
+    r"|,\s+(?:and\s+|y\s+|et\s+|und\s+|e\s+)?"
+    r"|(?:然后|接着|之后再|再把|并且|それから|そのあと|그리고|그다음)"
+    r"|(?<=[\uac00-\ud7a3][고서면])\s+)",
     re.IGNORECASE,
 )
+_BARE_AND = re.compile(r"\s+(?:and|y|et|und|e)\s+", re.IGNORECASE)
+"""A bare "and" between two requests ("look it up and send it to Anna")."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +132,10 @@ class _Index:
     key: tuple[str, int] = ("", 0)
     """(catalog fingerprint, candidate-set hash): this index's cache key, also the semantic
     matrix's, so a turn hashes its candidate set once"""
+    phrases: Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]] = field(default_factory=dict)
+    """word -> ((phrase term, its words), ...): the multi-word keyword phrases each word is in"""
+    markers: Markers | None = None
+    """The catalog's conversation markers, ready to match"""
 
 
 def _script(term: str) -> str:
@@ -105,15 +155,35 @@ def _build_index(
     tools: Sequence[tuple[str, str]], catalog: EffectiveCatalog, key: tuple[str, int]
 ) -> _Index:
     names = tuple(name for name, _ in tools)
+    phrases: dict[str, tuple[str, ...]] = {}
     tf_per_tool: list[dict[str, float]] = []
     desc_per_tool: list[dict[str, float]] = []
     for name, description in tools:
         tf: dict[str, float] = {}
-        for term in tokens(name[:MAX_ID_CHARS]):
+        name_terms = tokens(name[:MAX_ID_CHARS])
+        for term in name_terms:
             tf[term] = tf.get(term, 0.0) + NAME_WEIGHT
+        whole = tuple(dict.fromkeys(t for t in name_terms if not has_cjk(t)))
+        if NAME_PHRASE_WEIGHT and len(whole) >= 2:
+            # all of a name's words together ("employee ... information" for get_employee_info)
+            whole_name = _PHRASE_TERM + " ".join(whole)
+            tf[whole_name] = tf.get(whole_name, 0.0) + NAME_WEIGHT * NAME_PHRASE_WEIGHT
+            phrases[whole_name] = whole
         seen: set[str] = set()
+        loose: dict[str, float] = {}  # Latin words met only inside multi-word phrases
         for phrase in catalog.keywords.get(name, ()):
-            for term in tokens(phrase):
+            terms = tokens(phrase)
+            latin = tuple(dict.fromkeys(t for t in terms if not has_cjk(t)))
+            if len(latin) >= 2:
+                phrase_term = _PHRASE_TERM + " ".join(latin)
+                if phrase_term not in seen:
+                    seen.add(phrase_term)
+                    tf[phrase_term] = KEYWORD_WEIGHT * PHRASE_WEIGHT
+                    phrases[phrase_term] = latin
+                for term in latin:
+                    loose[term] = KEYWORD_WEIGHT * PHRASE_PART_WEIGHT
+                terms = [t for t in terms if has_cjk(t)]
+            for term in terms:
                 if term not in seen:
                     seen.add(term)
                     scale = CJK_BIGRAM_WEIGHT if has_cjk(term) else 1.0
@@ -122,6 +192,9 @@ def _build_index(
                 if _WORD_TERM + word not in seen:
                     seen.add(_WORD_TERM + word)
                     tf[_WORD_TERM + word] = KEYWORD_WEIGHT * CJK_WORD_WEIGHT
+        for term, weight in loose.items():
+            if term not in seen:  # a one-word keyword elsewhere counts in full
+                tf[term] = tf.get(term, 0.0) + weight
         # A description counts each of its terms once: repeating a word adds nothing.
         desc = dict.fromkeys(tokens(description), DESCRIPTION_WEIGHT)
         for term in desc:
@@ -134,7 +207,8 @@ def _build_index(
     lengths = {"latin": [0.0] * len(tf_per_tool), "cjk": [0.0] * len(tf_per_tool)}
     for i, tf in enumerate(tf_per_tool):
         for term, freq in tf.items():
-            lengths[_script(term)][i] += freq
+            if not term.startswith(_PHRASE_TERM):  # a phrase adds evidence, not length
+                lengths[_script(term)][i] += freq
     avg = {s: (sum(v) / len(v) if v and sum(v) else 1.0) for s, v in lengths.items()}
     postings: dict[str, list[tuple[int, float]]] = {}
     for i, tf in enumerate(tf_per_tool):
@@ -156,7 +230,20 @@ def _build_index(
             for variant in _deletions(term) | {term}:
                 deletes.setdefault(variant, []).append(term)
     words = tuple(t[len(_WORD_TERM) :] for t in weights if t.startswith(_WORD_TERM))
-    return _Index(names, weights, {k: tuple(v) for k, v in deletes.items()}, words, key)
+    by_term: dict[str, list[str]] = {}
+    for phrase, parts in phrases.items():
+        for part in parts:
+            by_term.setdefault(part, []).append(phrase)
+    phrase_index = {t: tuple((p, phrases[p]) for p in ps) for t, ps in by_term.items()}
+    return _Index(
+        names,
+        weights,
+        {k: tuple(v) for k, v in deletes.items()},
+        words,
+        key,
+        phrase_index,
+        Markers.of(catalog.social + catalog.self_contained),
+    )
 
 
 def one_edit(a: str, b: str) -> bool:
@@ -180,12 +267,169 @@ def _near_terms(index: _Index, term: str) -> list[str]:
 
     The deletion index proposes candidates (a deletion on both sides can also pair words two
     edits apart, e.g. "remnd" and "rendu"); `one_edit` keeps only the true one-edit ones."""
-    if not _typo_term(term, MIN_TYPO_LENGTH - 1):
+    if not _typo_term(term, MIN_QUERY_TYPO_LENGTH):
         return []
     found: set[str] = set()
     for variant in _deletions(term) | {term}:
         found.update(index.deletes.get(variant, ()))
     return sorted(t for t in found if one_edit(term, t))
+
+
+@dataclass(frozen=True)
+class Markers:
+    """Conversation markers, ready to match: Latin ones as term sequences (stop words kept),
+    CJK ones as folded strings."""
+
+    latin: Mapping[str, tuple[tuple[str, ...], ...]]
+    """first term -> marker term sequences starting with it"""
+    cjk: tuple[str, ...]
+
+    @classmethod
+    def of(cls, phrases: Sequence[str]) -> Markers | None:
+        if not phrases:
+            return None
+        latin: dict[str, list[tuple[str, ...]]] = {}
+        cjk: list[str] = []
+        for phrase in phrases:
+            if has_cjk(phrase):
+                folded = fold(phrase).replace(" ", "")
+                if len(folded) >= 2:
+                    cjk.append(folded)
+                continue
+            # all its words, function words too, in order; a word or two may come between
+            # ("write a haiku" in "write me a haiku")
+            terms = tuple(tokens(phrase, keep_stopwords=True))
+            if terms:
+                latin.setdefault(terms[0], []).append(terms)
+        return cls({k: tuple(v) for k, v in latin.items()}, tuple(dict.fromkeys(cjk)))
+
+
+_CLAUSE_SPLIT = re.compile(
+    r"[.!?;。！？；，、,\n…~〜]+|\s[-–—]+\s|\s+(?:but|then|also)\s+", re.IGNORECASE
+)
+_QUOTED = re.compile(
+    r"(?<![A-Za-z0-9])['‘](?:[^'’\n]|(?<=[A-Za-z])['’](?=[A-Za-z])){1,400}['’](?![A-Za-z0-9])"
+    r"|[\"“][^\"”\n]{1,400}[\"”]|「[^」]{1,400}」|『[^』]{1,400}』|«[^»]{1,400}»"
+)
+"""Quoted text: what to translate, send or explain — payload, not the request."""
+_HIDDEN = re.compile("\x00(\\d+)\x00")
+
+
+def conversational(markers: Markers | None, clause: str) -> bool:
+    """Whether a clause is conversation, not a task: it has a conversation marker ("thanks
+    for ...", "good night", "explain ...", "translate '...'") and, once the marker, quoted text
+    and function words are set aside, at most `CONVERSATION_LEFT` words (CJK: about three
+    characters a word) remain."""
+    if markers is None:
+        return False
+    terms = tokens(clause, keep_stopwords=True)
+    covered = [False] * len(terms)
+    found = False
+    for i, term in enumerate(terms):
+        for marker in markers.latin.get(term, ()):
+            spots = _in_order(terms, i, marker)
+            if spots:
+                found = True
+                for j in spots:
+                    covered[j] = True
+    folded = fold(clause).replace(" ", "")
+    cjk_left = folded
+    for cjk_marker in markers.cjk:
+        if cjk_marker in cjk_left:
+            found = True
+            cjk_left = cjk_left.replace(cjk_marker, " ")
+    if not found:
+        return False
+    function = _function_words()
+    left = [
+        t
+        for j, t in enumerate(terms)
+        if not covered[j]
+        and not has_cjk(t)
+        and t not in STOPWORDS
+        and t not in function
+        and not t.isdigit()
+        and len(t) > 1
+    ]
+    cjk_chars = sum(1 for ch in cjk_left if has_cjk(ch))
+    return len(left) + cjk_chars / CJK_CHARS_PER_WORD <= CONVERSATION_LEFT
+
+
+def _in_order(terms: Sequence[str], start: int, marker: Sequence[str]) -> list[int]:
+    """Positions of `marker`'s words in `terms` from `start`, in order, each at most two
+    words after the previous one ([] when they are not there)."""
+    spots = [start]
+    at = start
+    for word in marker[1:]:
+        nxt = next((j for j in range(at + 1, min(len(terms), at + 3)) if terms[j] == word), -1)
+        if nxt < 0:
+            return []
+        spots.append(nxt)
+        at = nxt
+    return spots
+
+
+@lru_cache(maxsize=1)
+def _function_words() -> frozenset[str]:
+    """Every language's function words (for counting what a conversational clause holds)."""
+    return frozenset().union(*stopwords().values())
+
+
+def task_text(markers: Markers | None, prompt: str) -> str:
+    """The prompt without its conversational clauses ("thanks! now remind me at 9" -> "now
+    remind me at 9"); '' when every clause is conversation. Quoted text is set aside while the
+    clauses are judged ("translate 'I'm late, sorry' to French" is one clause, conversation)
+    and kept in the clauses that stay."""
+    if markers is None:
+        return prompt
+    quoted: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        quoted.append(match.group(0))
+        return f"\x00{len(quoted) - 1}\x00"
+
+    masked = _QUOTED.sub(hide, prompt)  # quoted text is payload: it neither makes a clause
+    clauses = [c for c in _CLAUSE_SPLIT.split(masked) if c and c.strip()]  # a task nor splits it
+    if not clauses:
+        return prompt
+    kept = [c for c in clauses if not conversational(markers, c)]
+    if len(kept) == len(clauses):
+        return prompt
+    text = " . ".join(c.strip() for c in kept)
+    return _HIDDEN.sub(lambda m: quoted[int(m.group(1))], text)
+
+
+def _phrases_in(index: _Index, words: Sequence[str]) -> list[str]:
+    """The multi-word keyword phrases whose words all occur close together in `words`."""
+    positions: dict[str, list[int]] = {}
+    for i, word in enumerate(words):
+        if word in index.phrases:
+            positions.setdefault(word, []).append(i)
+    found: list[str] = []
+    tried: set[str] = set()
+    for word in positions:
+        for phrase, parts in index.phrases[word]:
+            if phrase in tried:
+                continue
+            tried.add(phrase)
+            if all(p in positions for p in parts) and _close(parts, positions):
+                found.append(phrase)
+    return found
+
+
+def _close(parts: Sequence[str], positions: Mapping[str, list[int]]) -> bool:
+    """Whether one occurrence of each part falls inside a window of len(parts) + slack."""
+    window = len(parts) + PHRASE_SLACK
+    for start in positions[parts[0]]:
+        lo, hi = start - window, start + window
+        if all(any(lo <= i <= hi for i in positions[p]) for p in parts[1:]):
+            spots = [start] + [
+                min((i for i in positions[p] if lo <= i <= hi), key=lambda i: abs(i - start))
+                for p in parts[1:]
+            ]
+            if max(spots) - min(spots) < window:
+                return True
+    return False
 
 
 class OfflineClassifier:
@@ -230,12 +474,22 @@ class OfflineClassifier:
             for word in index.cjk_words:
                 if word in folded:
                     query[_WORD_TERM + word] = query.get(_WORD_TERM + word, 0.0) + weight
-        for term in tokens(text):
+        words = tokens(text)
+        lang = latin_language(tokens(text, keep_stopwords=True)) if words else "en"
+        if lang != "en":  # another language's function words are not its topic
+            own = stopwords().get(lang, frozenset())
+            words = [w for w in words if w not in own]
+        for term in words:
             if term in index.weights:
                 query[term] = query.get(term, 0.0) + weight
                 continue
+            if lang != "en":
+                continue  # typo matching reads hasty English, not another language
             for near in _near_terms(index, term):
                 query[near] = query.get(near, 0.0) + weight * TYPO_WEIGHT
+        if index.phrases:
+            for phrase in _phrases_in(index, words):
+                query[phrase] = query.get(phrase, 0.0) + weight
         return query
 
     @staticmethod
@@ -264,21 +518,48 @@ class OfflineClassifier:
     def _full_scores(self, index: _Index, request: ClassifyInput) -> list[float]:
         return self._scored(index, request)[0]
 
-    def _scored(self, index: _Index, request: ClassifyInput) -> tuple[list[float], bool]:
-        """Per-candidate scores, and whether the semantic extra contributed to them."""
-        query = self._query(index, request.prompt)
+    def _turn_query(
+        self, index: _Index, request: ClassifyInput, prompt: str | None = None
+    ) -> dict[str, float]:
+        """The prompt's query terms (of `prompt`, the task part of the request's prompt, when
+        given), plus the last user messages' at `HISTORY_WEIGHT`."""
+        query = self._query(index, request.prompt if prompt is None else prompt)
         history = [m.text() for m in request.messages[-4:] if m.role == "user"]
-        for text in history[-2:]:
-            for term, w in self._query(index, text, HISTORY_WEIGHT).items():
-                query[term] = query.get(term, 0.0) + w
+        if not history:
+            return query
+        weight = HISTORY_WEIGHT
+        if HISTORY_DAMP < 1.0 and query:
+            scores = self._score(index, query)
+            if max(scores, default=0.0) >= WEAK_SCORE:
+                weight *= HISTORY_DAMP  # the prompt says what it needs; history matters less
+        earlier: dict[str, float] = {}
+        for text in history[-2:]:  # a term the history repeats counts once
+            for term, w in self._query(index, text, weight).items():
+                earlier[term] = max(earlier.get(term, 0.0), w)
+        for term, w in earlier.items():
+            query[term] = query.get(term, 0.0) + w
+        return query
+
+    def _scored(
+        self,
+        index: _Index,
+        request: ClassifyInput,
+        query: Mapping[str, float] | None = None,
+        task: str | None = None,
+    ) -> tuple[list[float], bool]:
+        """Per-candidate scores, and whether the semantic extra contributed to them. `task` is
+        the prompt without its conversational clauses (default: the whole prompt)."""
+        if query is None:
+            query = self._turn_query(index, request)
+        task = request.prompt if task is None else task
         scores = self._score(index, query)
-        if self.semantic is None or not tokens(request.prompt):
+        if self.semantic is None or not tokens(task):
             # a prompt with no content words ("thanks, that's all") stays without a signal
             return scores, False
         z = self.semantic.zscores(
             index.key,
             lambda: _passages(request.tools, request.catalog),
-            request.prompt,
+            task,
         )
         return (scores, False) if z is None else (fuse(scores, z), True)
 
@@ -288,12 +569,20 @@ class OfflineClassifier:
     def classify_sync(self, request: ClassifyInput) -> Classification:
         """Rank candidates and cut where the score drops off; cover every clause."""
         index = self._index(request)
-        scores, semantic = self._scored(index, request)
+        task = task_text(index.markers, request.prompt) if CONVERSATION else request.prompt
+        query = self._turn_query(index, request, task) if task.strip() else {}
+        scores, semantic = self._scored(index, request, query, task)
         label = "offline+semantic" if semantic else "offline"
         names = index.names
         positive = [i for i, v in enumerate(scores) if v > 0]
         ranked = sorted(positive, key=lambda i: (-scores[i], names[i]))
         top = scores[ranked[0]] if ranked else 0.0
+        if CUTOFF_SKIPS_CORE:
+            # core tools are in every surface: they do not set the bar for the others
+            free = [i for i in ranked if names[i] not in request.core_tools]
+            bar = scores[free[0]] if free else top
+        else:
+            bar = top
         rounded = {names[i]: round(scores[i], 4) for i in ranked}
         if top <= 0.0:
             return Classification(
@@ -304,11 +593,19 @@ class OfflineClassifier:
                 classifier=label,
                 has_signal=False,
             )
-        weak = top < WEAK_SCORE
-        cutoff = top * (WEAK_RELATIVE_CUTOFF if weak else RELATIVE_CUTOFF)
+        weak = bar < WEAK_SCORE
+        cutoff = bar * (WEAK_RELATIVE_CUTOFF if weak else RELATIVE_CUTOFF)
         lists = [[names[i] for i in ranked if scores[i] >= cutoff]]
-        lists.extend(self._segment_lists(index, request.prompt))
-        chosen = _round_robin(lists, MAX_SELECTED)
+        if COVERAGE:  # the request's own parts: the prompt's terms, not the history's
+            own = self._query(index, task) if task.strip() else {}
+            lists.append(
+                [names[i] for i in _coverage(index, own, bar, frozenset(request.core_tools))]
+            )
+        if SEGMENTS:
+            lists.extend(self._segment_lists(index, task))
+        clauses = len(lists) - 1 - int(COVERAGE)
+        cap = min(MAX_SELECTED_MULTI, max(MAX_SELECTED, PER_CLAUSE * clauses))
+        chosen = _round_robin(lists, cap)
         second = scores[ranked[1]] if len(ranked) > 1 else 0.0
         margin = (top - second) / top
         confidence = min(1.0, 0.3 + 0.06 * top + 0.3 * margin)
@@ -323,7 +620,10 @@ class OfflineClassifier:
 
     def _segment_lists(self, index: _Index, prompt: str) -> list[list[str]]:
         """Per clause of a multi-part prompt: its best tools, best first."""
-        segments = [s for s in _SEGMENT_SPLIT.split(prompt) if s and len(s.strip()) > 2]
+        pieces = _SEGMENT_SPLIT.split(prompt)
+        if BARE_AND:
+            pieces = [p for piece in pieces if piece for p in _BARE_AND.split(piece)]
+        segments = [s for s in pieces if s and len(s.strip()) > 2]
         if len(segments) < 2:
             return []
         lists: list[list[str]] = []
@@ -337,6 +637,66 @@ class OfflineClassifier:
                 floor = best * SEGMENT_RELATIVE_CUTOFF
                 lists.append([index.names[i] for i in order if seg_scores[i] >= floor])
         return lists
+
+
+def _contributions(index: _Index, query: Mapping[str, float]) -> dict[int, dict[str, float]]:
+    """Per tool, what each query term adds to its score (as `_score` counts it: only the
+    `DESCRIPTION_TERMS` strongest description terms)."""
+    out: dict[int, dict[str, float]] = {}
+    described: dict[int, list[tuple[float, str]]] = {}
+    for term, qweight in query.items():
+        for i, w, wd in index.weights.get(term, ()):
+            if w - wd:
+                row = out.setdefault(i, {})
+                row[term] = row.get(term, 0.0) + qweight * (w - wd)
+            if wd:
+                described.setdefault(i, []).append((qweight * wd, term))
+    for i, parts in described.items():
+        row = out.setdefault(i, {})
+        for value, term in heapq.nlargest(DESCRIPTION_TERMS, parts):
+            row[term] = row.get(term, 0.0) + value
+    return out
+
+
+def _coverage(
+    index: _Index, query: Mapping[str, float], bar: float, core: frozenset[str]
+) -> list[int]:
+    """Tools picked greedily to explain the prompt's terms (multi-part requests).
+
+    The best tool explains the terms it matches best; every term keeps only the share of its
+    weight that the picked tools have not explained (a term the picked tool is the strongest
+    match for is spent). The next pick is the tool with the most unexplained evidence, as long
+    as that is at least `COVERAGE_RELATIVE` of the best score and `COVERAGE_MIN`. So "look up
+    the opening hours and send them to the family group" keeps the search tool *and* the
+    messaging tool, however much stronger one of them matches. Core tools explain terms too
+    (they are in the surface anyway) but do not count towards `COVERAGE_PICKS`."""
+    contrib = _contributions(index, query)
+    if not contrib:
+        return []
+    strongest: dict[str, float] = {}
+    for row in contrib.values():
+        for term, value in row.items():
+            strongest[term] = max(strongest.get(term, 0.0), value)
+    residual = dict.fromkeys(strongest, 1.0)
+    floor = max(COVERAGE_MIN, COVERAGE_RELATIVE * bar)
+    picked: list[int] = []
+    left = set(contrib)
+    free = 0
+    while left and len(picked) - free < COVERAGE_PICKS:
+        best, gain = -1, 0.0
+        for i in left:
+            value = sum(residual[t] * v for t, v in contrib[i].items())
+            if value > gain or (value == gain and best >= 0 and index.names[i] < index.names[best]):
+                best, gain = i, value
+        if best < 0 or gain < floor:
+            break
+        left.discard(best)
+        picked.append(best)
+        if index.names[best] in core:
+            free += 1
+        for term, value in contrib[best].items():
+            residual[term] *= 1.0 - COVERAGE_EXPLAIN * min(1.0, value / strongest[term])
+    return [i for i in picked if index.names[i] not in core]
 
 
 def _round_robin(lists: Sequence[Sequence[str]], cap: int) -> tuple[str, ...]:

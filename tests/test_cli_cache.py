@@ -59,11 +59,13 @@ def test_learn_with_nothing_to_learn_leaves_the_file(
     assert not (tmp_path / "kc.json").exists()
 
 
-def test_cache_commands_without_a_file_explain_the_fix(
-    capsys: pytest.CaptureFixture[str],
+def test_cache_commands_with_a_memory_only_cache_explain_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """No --file and no keywordCacheFile: exit 2 and say how to fix it."""
-    assert main(["cache", "show"]) == 2
+    """keywordCacheFile "" (memory only) and no --file: exit 2 and say how to fix it."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"keywordCacheFile": ""}))
+    assert main(["cache", "show", "--config", str(config)]) == 2
     assert "--file" in capsys.readouterr().err
 
 
@@ -73,3 +75,28 @@ def test_resolve_reuse_flags(capsys: pytest.CaptureFixture[str]) -> None:
     assert "reuse_disabled" in json.loads(capsys.readouterr().out)["reasonCodes"]
     assert main(["resolve", "search the web", "--session", "s", "--refresh", "--json"]) == 0
     assert "reuse_miss_refresh" in json.loads(capsys.readouterr().out)["reasonCodes"]
+
+
+def test_cache_show_without_options_uses_the_state_directory(
+    _isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`resolver cache show` needs no --file: it shows the default cache in the state directory,
+    the same file a resolver with the default config learns into."""
+    from resolver import ResolverConfig
+
+    default = _isolated_home / ".local" / "state" / "openclaw-tool-resolver" / "keyword-cache.json"
+    assert ResolverConfig().keyword_cache_file == str(default)
+    assert main(["cache", "show"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{default} (default location): missing")
+    assert main(["cache", "learn", str(_telemetry(_isolated_home))]) == 0
+    capsys.readouterr()
+    assert default.exists() and main(["cache", "show", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["file"] == str(default) and shown["learned"] == 3
+
+
+def _telemetry(folder: Path) -> Path:
+    path = folder / "t.jsonl"
+    write_telemetry(path)
+    return path

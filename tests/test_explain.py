@@ -83,7 +83,8 @@ def test_explain_human_output_for_a_multi_domain_prompt(
         rank, _, score, kept, signals = rows[tool][:5]
         assert int(rank) == ranked.index(tool) + 1
         assert kept == "yes" and signals == "classifier"
-        assert float(score) > res.cutoff
+        # a clause's or a coverage pick may sit below the whole-prompt cut-off
+        assert float(score) > 0
     core_rows = [r for r in rows.values() if r[4] == "core"]
     assert core_rows and all(r[3] == "yes" for r in core_rows)
     assert any(r[3] == "no" and r[4] == "-" for r in rows.values())

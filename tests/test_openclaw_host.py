@@ -12,6 +12,7 @@ from sidecar_support import Sidecar, run_sidecar
 
 from resolver.cli import main
 from resolver.hosts.openclaw._install import EXTENSION_DIR, PLUGIN_ID
+from resolver.testing import LLMServer, completion
 
 
 def frames(*items: dict[str, object]) -> str:
@@ -231,3 +232,21 @@ def test_sidecar_with_the_semantic_extra_warms_then_uses_the_model() -> None:
         allowed = result["toolsAllow"]
         assert isinstance(allowed, list) and allowed[0] in ("get_forecast", "web_search")
         sidecar.close(timeout=30)
+
+
+def test_sidecar_keeps_the_learned_cache_in_the_state_directory(
+    _isolated_home: Path, llm_server: LLMServer
+) -> None:
+    """With no keywordCacheFile the sidecar learns into the default file the CLI reads
+    (`resolver cache show`), ~/.local/state/openclaw-tool-resolver/keyword-cache.json."""
+    llm_server.default = completion({"tools": ["nodes"], "confidence": 0.95, "reasoning": ""})
+    config = {"llmApiBase": llm_server.base_url, "surfaceStateFile": ""}
+    with Sidecar() as sidecar:
+        assert sidecar.call("c", "configure", config=config)["result"]["ok"]
+        sidecar.call("o", "observe_surface", tools=[{"name": "nodes"}], ctx={})
+        ctx = {"sessionId": "s1", "runId": "r1"}
+        answer = sidecar.call("r", "resolve", event={"prompt": "zorblat the camera"}, ctx=ctx)
+        assert answer["result"]["source"] == "llm"
+        assert sidecar.close() == 0
+    cache = _isolated_home / ".local" / "state" / "openclaw-tool-resolver" / "keyword-cache.json"
+    assert json.loads(cache.read_text())["learned"] == 1

@@ -74,3 +74,30 @@ def test_numeric_bounds_match_the_resolver_config() -> None:
                 assert prop.get("minimum") == bound.ge, name
             if isinstance(bound, annotated_types.Le):
                 assert prop.get("maximum") == bound.le, name
+
+
+def test_documented_boolean_defaults_match_the_resolver_config() -> None:
+    """A "(default true|false)" in a manifest description is the model's default (logDecisions
+    true, as the original design has it), and index.js normalizeConfig reads it the same way."""
+    props = _manifest()["configSchema"]["properties"]
+    defaults = ResolverConfig()
+    checked = 0
+    for name, field in ResolverConfig.model_fields.items():
+        prop = props[field.alias or name]
+        if prop.get("type") != "boolean":
+            continue
+        for word in ("true", "false"):
+            if f"default {word})" in prop.get("description", ""):
+                assert getattr(defaults, name) is (word == "true"), name
+                checked += 1
+    assert checked == 5 and defaults.log_decisions is True
+    source = (EXTENSION / "index.js").read_text()
+    assert "logDecisions: config.logDecisions !== false" in source
+
+
+def test_manifest_declares_the_resolver_chat_command() -> None:
+    """`/resolver` is declared as the plugin's runtime slash command (OpenClaw's diagnostics
+    name the plugin if it fails to load) and index.js registers it."""
+    aliases = _manifest()["commandAliases"]
+    assert {"name": "resolver", "kind": "runtime-slash"} in aliases
+    assert "api.registerCommand(makeCommand(manager))" in (EXTENSION / "index.js").read_text()

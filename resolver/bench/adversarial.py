@@ -118,8 +118,9 @@ def files_under(*folders: Path) -> list[bytes]:
 
 
 def config_of(**keys: Any) -> ResolverConfig:
-    """A config from camelCase keys, as a user writes them."""
-    return ResolverConfig.model_validate(keys)
+    """A config from camelCase keys, as a user writes them (no keyword cache unless a case
+    names one: a hostile case must never teach the user's real cache)."""
+    return ResolverConfig.model_validate({"keywordCacheFile": None, **keys})
 
 
 def _well_formed(resolution: Resolution, candidates: set[str]) -> bool:

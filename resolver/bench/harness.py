@@ -2,9 +2,13 @@
 
 The configuration is a resolver config file (``--config``) or the shipped defaults with no
 override file (so a user's ``~/.openclaw/resolver-catalog.json`` never leaks into a result).
+The learned keyword cache is off unless the config file names one (``keywordCacheFile``):
+a result never depends on what this machine's resolver learned.
 ``--classifier llm`` takes ``llmApiBase``/``llmModel``/``llmApiKey`` from the environment
 (``LLM_API_BASE``, ``LLM_MODEL``, ``LLM_API_KEY``) over the file's values; ``offline`` runs the
-pipeline with no LLM whatever the environment holds.
+pipeline with no LLM whatever the environment holds. Without ``--classifier`` the run uses the
+LLM when any of those variables is set, and offline otherwise (`choose_classifier`); the
+result and its header say which and why.
 """
 
 from __future__ import annotations
@@ -36,10 +40,28 @@ LLM_ENV = {"LLM_API_BASE": "llmApiBase", "LLM_MODEL": "llmModel", "LLM_API_KEY":
 
 
 def base_config(path: str | None) -> ResolverConfig:
-    """The config file's configuration, or the defaults without an override file."""
+    """The config file's configuration, or the defaults without an override file; the keyword
+    cache only when the file names one."""
     if path:
-        return load_config_file(path)
-    return ResolverConfig(catalog_overrides_file=None)
+        config = load_config_file(path)
+        if "keyword_cache_file" not in config.model_fields_set:
+            config = config.model_copy(update={"keyword_cache_file": None})
+        return config
+    return ResolverConfig(catalog_overrides_file=None, keyword_cache_file=None)
+
+
+def choose_classifier(
+    explicit: ClassifierKind | None, env: Mapping[str, str] | None = None
+) -> tuple[ClassifierKind, str]:
+    """The classifier a run uses and why: ``--classifier`` when given, else the LLM when any
+    of LLM_API_BASE, LLM_MODEL, LLM_API_KEY is set, else offline."""
+    env = os.environ if env is None else env
+    if explicit is not None:
+        return explicit, f"--classifier {explicit}"
+    named = [var for var in LLM_ENV if env.get(var)]
+    if named:
+        return "llm", f"{', '.join(named)} set in the environment (--classifier offline to skip)"
+    return "offline", "no --classifier and no LLM_* variable set"
 
 
 def with_llm_env(config: ResolverConfig, env: Mapping[str, str] | None = None) -> ResolverConfig:
@@ -53,6 +75,19 @@ def with_llm_env(config: ResolverConfig, env: Mapping[str, str] | None = None) -
         data["llmApiKey"] = config.llm_api_key.get_secret_value()
     data.update(updates)
     return load_config(data, source="LLM_* environment")
+
+
+def classifier_line(spec: RunSpec) -> str:
+    """One line naming the classifier a run uses (the LLM's model and base) and why."""
+    if spec.classifier == "llm":
+        source = "recorded decisions in " + spec.replay if spec.replay else "the LLM"
+        where = safe_url(spec.config.llm_api_base or "") or "the default OpenAI endpoint"
+        what = f"llm ({source}: {spec.config.llm_model} at {where})"
+    else:
+        what = "offline"
+    return f"classifier: {what}" + (
+        f" — {spec.classifier_reason}" if spec.classifier_reason else ""
+    )
 
 
 def public_config(config: ResolverConfig) -> dict[str, Any]:
@@ -76,6 +111,8 @@ class RunSpec:
     replay: str | None = None
     concurrency: int = 1
     label: str = "resolver"
+    classifier_reason: str = ""
+    """Why this classifier (`choose_classifier`), recorded in the result."""
     llm: Classifier | None = field(default=None, repr=False)
     """An injected LLM classifier (tests, voting); default: the one the config selects."""
 
@@ -164,6 +201,7 @@ def run_document(out: RunOutput, *, command: str) -> dict[str, Any]:
     catalog = out.resolver.catalogs.current()
     config_info: dict[str, Any] = {
         "classifier": spec.classifier,
+        "classifierChosenBy": spec.classifier_reason or None,
         "configFile": spec.config_path,
         "catalogFingerprint": catalog.fingerprint,
         "resolverConfig": public_config(spec.config),

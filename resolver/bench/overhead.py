@@ -51,7 +51,9 @@ def measure(path: str, *, turns: int, semantic: bool = False) -> Overhead:
     """Time `turns` offline turns over the case file's surface (prompts cycled in order)."""
     cases = load_case_file(path)
     tools = list(cases.candidates)
-    config = ResolverConfig(catalog_overrides_file=None, offline_semantic=semantic)
+    config = ResolverConfig(
+        catalog_overrides_file=None, keyword_cache_file=None, offline_semantic=semantic
+    )
     resolver = Resolver(config, llm=None)
     resolver.llm = None
 

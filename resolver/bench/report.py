@@ -80,6 +80,16 @@ def arms_of(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, An
     return arms
 
 
+def _classifier(config: dict[str, Any]) -> str:
+    """The classifier of a run as the header shows it: which, the LLM's model, and why."""
+    text = f"`{config['classifier']}`"
+    if config["classifier"] == "llm":
+        base = config.get("llmApiBase") or "the default OpenAI endpoint"
+        text += f" (`{config.get('llmModel')}` at {base})"
+    why = config.get("classifierChosenBy")
+    return text + (f", chosen by {why}" if why else "")
+
+
 def run_markdown(doc: dict[str, Any]) -> str:
     """The markdown summary of a run (and its baselines, side by side)."""
     case = doc["caseFile"]
@@ -93,6 +103,7 @@ def run_markdown(doc: dict[str, Any]) -> str:
         f"- Case file: `{case['path']}` (sha256 `{case['sha256'][:16]}…`), {case['cases']} "
         f"cases, {case['candidates']} candidate tools ({case['surface']}); source: "
         f"{case['source']}; license: {case['license']}",
+        f"- Classifier: {_classifier(config)}",
         f"- Catalog fingerprint: `{config['catalogFingerprint']}`; config file: "
         f"{config['configFile'] or '(defaults, no override file)'}",
         f"- Generated {doc['generatedAt']}; replay took {doc['elapsed_s']:.1f} s wall, "
@@ -128,23 +139,74 @@ def run_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def print_tables(doc: dict[str, Any]) -> None:
-    """Print the summary and per-category tables to the terminal with `rich`."""
+ABBREVIATIONS = {"accuracy": "acc.", "surface": "surf."}
+"""Header words shortened when a table is too wide for the terminal."""
+
+
+def _column_widths(header: Row, rows: Sequence[Row]) -> list[int]:
+    """Each column's width with no cell wrapped (a header wraps between words only)."""
+    return [
+        max([max(len(word) for word in header[i].split() or [""]), *(len(r[i]) for r in rows)])
+        for i in range(len(header))
+    ]
+
+
+def _natural_width(header: Row, rows: Sequence[Row]) -> int:
+    """The table's width at `_column_widths` (rich's borders and one-space padding added)."""
+    return sum(_column_widths(header, rows)) + 3 * len(header) + 1
+
+
+def fit_columns(
+    header: Row, rows: Sequence[Row], width: int
+) -> tuple[list[str], list[list[str]], bool]:
+    """The columns that fit `width` characters: all; else without the "95% CI" columns (the
+    markdown and JSON keep them); else with shortened header words too. True when columns
+    were left out."""
+    if _natural_width(header, rows) <= width:
+        return list(header), [list(r) for r in rows], False
+    keep = [i for i, column in enumerate(header) if column != "95% CI"]
+    dropped = len(keep) < len(header)
+    header, body = [header[i] for i in keep], [[r[i] for i in keep] for r in rows]
+    if _natural_width(header, body) > width:
+        header = [
+            " ".join(ABBREVIATIONS.get(word, word) for word in column.split()) for column in header
+        ]
+    return header, body, dropped
+
+
+def print_tables(doc: dict[str, Any], console: Any = None) -> None:
+    """Print the summary and per-category tables to the terminal with `rich`. Nothing is cut
+    with "…": at a narrow width the interval columns are left out, then cells wrap."""
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(stderr=True)
+    console = console or Console(stderr=True)
     arms = arms_of(doc)
-    for title, (header, rows) in (
+    dropped = False
+    for title, (full_header, full_rows) in (
         ("Summary", summary_rows([(label, m) for label, m, _ in arms])),
         ("By category", category_rows([(label, c) for label, _, c in arms])),
     ):
+        header, rows, cut = fit_columns(full_header, full_rows, console.width)
+        dropped = dropped or cut
         table = Table(title=f"{title}: {doc['caseFile']['name']}")
+        fits = _natural_width(header, rows) <= console.width
+        widths = _column_widths(header, rows)
         for i, column in enumerate(header):
-            table.add_column(column, justify="left" if i == 0 else "right")
+            table.add_column(
+                column,
+                justify="left" if i == 0 else "right",
+                overflow="fold",
+                width=widths[i] if fits else None,  # else rich shares what there is
+            )
         for row in rows:
             table.add_row(*row)
         console.print(table)
+    if dropped:
+        console.print(
+            f"(95% CI columns left out at {console.width} columns; they are in --md-out and "
+            "--json-out)"
+        )
 
 
 def gate_markdown(doc: dict[str, Any]) -> str:

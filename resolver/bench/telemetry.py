@@ -12,9 +12,14 @@ skipped and counted). Fields relied on:
   would have allowed / answered; a case whose used tools were not all in it is put in category
   ``miss`` (the failure set), otherwise ``hit`` (regression set);
 - ``sessionId``: becomes the case's bootstrap ``cluster`` as a one-way hash (never the id);
-- ``availableTools`` / ``candidateTools`` / ``tools`` when a list of names: the host surface;
-  the union over the lines becomes the file's ``tools`` (descriptions left to the catalog).
-  Without any such list the file has no ``tools`` and the default OpenClaw surface is used.
+- ``surfaceId``: the turn's candidate surface, written once beside the telemetry file
+  (``<telemetry>.surfaces/<surfaceId>.json``, `resolver.telemetry._surfaces`). The surfaces
+  the lines name (their union when there are several, with descriptions) become a tools file
+  written next to the case file, which the case file names as its ``"surface"``: the cases
+  replay against the surface they came from. A named surface file that is missing is an error;
+- ``availableTools`` / ``candidateTools`` / ``tools`` when a list of names (older writers): the
+  host surface; the union over the lines becomes the file's ``tools`` (descriptions left to
+  the catalog). With neither, the file has no surface and the default OpenClaw surface is used.
 
 Duplicate turns (same normalized prompt and used tools) are kept once.
 """
@@ -23,12 +28,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from .._errors import ConfigError
+from .._surface import load_tools_file
+from ..telemetry._surfaces import surface_file
 
 
 def _names(value: Any) -> list[str] | None:
@@ -41,13 +49,47 @@ def _short_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
+@dataclass
+class Generated:
+    """A generated case file and what goes with it."""
+
+    doc: dict[str, Any]
+    skipped: int
+    surface: list[dict[str, str]] | None = None
+    """The tools file the case file names as ``"surface"`` (write it with `write_cases`)."""
+    surface_ids: list[str] = field(default_factory=list)
+    """The telemetry surfaces it holds (several: their union)."""
+
+
+def write_cases(generated: Generated, out: str | Path) -> Path | None:
+    """Write the case file at `out` and, when it has one, its surface beside it
+    (``<out stem>.surface.json``, named relative to the case file); the surface's path."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    doc = dict(generated.doc)
+    surface_path = None
+    if generated.surface is not None:
+        surface_path = out.with_name(f"{out.stem}.surface.json")
+        body = {"surfaceIds": generated.surface_ids, "tools": generated.surface}
+        surface_path.write_bytes(orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n")
+        doc = {k: v for k, v in doc.items() if k != "cases"}
+        doc["surface"] = surface_path.name
+        doc["cases"] = generated.doc["cases"]
+    out.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+    return surface_path
+
+
 def cases_from_telemetry(
     paths: Iterable[str], *, name: str, include_empty: bool = False
-) -> tuple[dict[str, Any], int]:
-    """A case-file document from telemetry files, and how many lines were skipped."""
+) -> Generated:
+    """A case-file document from telemetry files (see the module docstring)."""
     cases: list[dict[str, Any]] = []
     seen: set[tuple[str, tuple[str, ...]]] = set()
     surface: dict[str, None] = {}
+    described: dict[str, str] = {}
+    """The union of the surfaces the lines name by surfaceId: name -> description."""
+    surface_ids: dict[str, None] = {}
+    loaded: set[str] = set()
     skipped = 0
     sources: list[str] = []
     for path in paths:
@@ -58,7 +100,7 @@ def cases_from_telemetry(
                 f"{path}: cannot read telemetry ({exc.strerror})", source=path
             ) from None
         sources.append(Path(path).name)
-        for line in raw.splitlines():
+        for number, line in enumerate(raw.splitlines(), start=1):
             try:
                 event = orjson.loads(line)
             except orjson.JSONDecodeError:
@@ -75,6 +117,12 @@ def cases_from_telemetry(
             if not used and not include_empty:
                 skipped += 1
                 continue
+            surface_id = event.get("surfaceId")
+            if isinstance(surface_id, str) and surface_id:
+                if surface_id not in loaded:
+                    _load_surface(path, number, surface_id, described)
+                    loaded.add(surface_id)
+                surface_ids[surface_id] = None
             for key in ("availableTools", "candidateTools", "tools"):
                 offered = _names(event.get(key))
                 if offered:
@@ -98,7 +146,7 @@ def cases_from_telemetry(
             }
             if isinstance(session, str) and session:
                 case["cluster"] = f"s-{_short_hash(session)}"
-            meta = {k: event[k] for k in ("ts", "source", "agentId") if k in event}
+            meta = {k: event[k] for k in ("ts", "source", "agentId", "surfaceId") if k in event}
             if meta:
                 case["meta"] = meta
             cases.append(case)
@@ -112,8 +160,30 @@ def cases_from_telemetry(
         "source": "telemetry: " + ", ".join(sources),
         "license": "private (generated from local telemetry)",
     }
-    if surface:
-        needed = {t for c in cases for t in c["must_include"]}
-        doc["tools"] = [{"name": n} for n in dict.fromkeys([*surface, *sorted(needed)])]
+    needed = sorted({t for c in cases for t in c["must_include"]})
     doc["cases"] = cases
-    return doc, skipped
+    if described:
+        union = {**dict.fromkeys(surface, ""), **described}
+        tools = [{"name": n, "description": union.get(n, "")} for n in [*union, *needed]]
+        unique = list({t["name"]: t for t in tools}.values())
+        return Generated(doc, skipped, surface=unique, surface_ids=list(surface_ids))
+    if surface:
+        tools_doc = [{"name": n} for n in dict.fromkeys([*surface, *needed])]
+        doc = {**{k: v for k, v in doc.items() if k != "cases"}, "tools": tools_doc}
+        doc["cases"] = cases
+    return Generated(doc, skipped)
+
+
+def _load_surface(telemetry: str, number: int, surface_id: str, into: dict[str, str]) -> None:
+    """Add the tools of the surface a line names (written beside its telemetry file)."""
+    path = surface_file(telemetry, surface_id)
+    if path is None or not path.is_file():
+        where = path or f"{telemetry}.surfaces/"
+        raise ConfigError(
+            f"{telemetry}:{number}: the line names surface {surface_id!r}, but {where} is "
+            "missing; the surfaces folder is written beside the telemetry file: copy it "
+            "along with the file (cases replayed against another surface would mislead)",
+            source=telemetry,
+        )
+    for tool in load_tools_file(path):
+        into.setdefault(tool.name, tool.description)

@@ -29,13 +29,26 @@ def build_parser() -> argparse.ArgumentParser:
         if info.name.startswith("cmd_"):
             module = importlib.import_module(f"{__name__}.{info.name}")
             module.register(sub)
+    _remember_parsers(parser)
     return parser
+
+
+def _remember_parsers(parser: argparse.ArgumentParser) -> None:
+    """Every (sub)parser records itself as ``args.cli_parser``: the deepest one that parsed
+    is the command the user typed, whose usage an error shows."""
+    parser.set_defaults(cli_parser=parser)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _remember_parsers(child)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `resolver` console script."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # `resolver resolve --jsn`: the subcommand's usage, not the top level's
+        args.cli_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed, for result files
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,

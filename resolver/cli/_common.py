@@ -85,6 +85,10 @@ def resolve_once(resolver: Resolver, request: TurnRequest) -> Resolution:
     in the background; a one-shot command would otherwise answer lexically)."""
     if resolver.offline.semantic is not None and request.tools:
         resolver.warm(request.tools)
+        for observer in resolver.observers:
+            note = getattr(observer, "note_warm", None)
+            if note is not None:
+                note(request.tools)  # telemetry: this turn did not build the index
     return resolver.resolve_sync(request)
 
 

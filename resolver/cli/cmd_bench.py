@@ -18,7 +18,7 @@ from .._data import shipped_benchmark
 from ._common import print_json
 
 if TYPE_CHECKING:
-    from ..bench.harness import RunOutput, RunSpec
+    from ..bench.harness import ClassifierKind, RunOutput, RunSpec
     from ..bench.metrics import CaseOutcome
 
 
@@ -27,8 +27,9 @@ def _add_run_args(p: argparse.ArgumentParser, *, file_required: bool = False) ->
     p.add_argument(
         "--classifier",
         choices=("offline", "llm"),
-        default="offline",
-        help="offline (default) or llm (LLM_API_BASE, LLM_MODEL, LLM_API_KEY select the LLM)",
+        default=None,
+        help="offline or llm (LLM_API_BASE, LLM_MODEL, LLM_API_KEY select the LLM); default: "
+        "llm when any of those variables is set, else offline",
     )
     rec = p.add_mutually_exclusive_group()
     rec.add_argument("--record", metavar="DIR", help="record the LLM's decisions into DIR")
@@ -47,10 +48,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--config", metavar="FILE", help="resolver config JSON (default: defaults)")
     p.add_argument(
         "--baseline",
-        choices=("bm25",),
+        choices=("bm25", "dense", "rrf", "all"),
         action="append",
         default=[],
-        help="also score a baseline in the same run (bm25: top-k, k matched to mean surface)",
+        help="also score a baseline in the same run, top-k with k matched to the resolver's "
+        "mean surface: bm25 (identifier-splitting, stemmed BM25), dense (multilingual e5), "
+        "rrf (their reciprocal-rank fusion), all (the three); repeatable",
     )
     p.add_argument("--verbose", dest="bench_verbose", action="store_true", help="print every case")
     p.set_defaults(func=run_bench)
@@ -70,7 +73,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     m.set_defaults(func=run_models)
 
     gen = bsub.add_parser("generate", help="cases from telemetry (turns with known used tools)")
-    gen.add_argument("telemetry", nargs="+", metavar="TELEMETRY.jsonl")
+    gen.add_argument("telemetry", nargs="*", metavar="TELEMETRY.jsonl")
+    gen.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="TELEMETRY.jsonl",
+        help="a telemetry file (the same as naming it; repeatable)",
+    )
     gen.add_argument("--out", required=True, metavar="CASES.json")
     gen.add_argument("--name", default="telemetry-cases")
     gen.add_argument("--include-empty", action="store_true", help="keep turns that used no tool")
@@ -144,15 +154,21 @@ def _execute(spec: RunSpec, args: argparse.Namespace, verbose: bool = False) -> 
 
 def _spec(args: argparse.Namespace, config_path: str | None, label: str) -> RunSpec:
     from ..bench.cases import load_case_file
-    from ..bench.harness import RunSpec, base_config, with_llm_env
+    from ..bench.harness import RunSpec, base_config, choose_classifier, with_llm_env
 
+    kind: ClassifierKind
+    if args.classifier is None and (args.record or args.replay):
+        kind, why = "llm", "--record/--replay (LLM decisions)"
+    else:
+        kind, why = choose_classifier(args.classifier)
     config = base_config(config_path)
-    if args.classifier == "llm":
+    if kind == "llm":
         config = with_llm_env(config)
     return RunSpec(
         cases=load_case_file(args.file).limited(args.limit),
         config=config,
-        classifier=args.classifier,
+        classifier=kind,
+        classifier_reason=why,
         config_path=config_path,
         record=args.record,
         replay=args.replay,
@@ -169,29 +185,27 @@ def run_bench(args: argparse.Namespace) -> int:
     if not args.file:
         print("resolver bench: --file CASES.json is required", file=sys.stderr)
         return 2
-    from ..bench.baseline import run_bm25
-    from ..bench.harness import command_line, effective_descriptions, run_document
+    from ..bench.baseline import BASELINES, run_baselines
+    from ..bench.harness import classifier_line, command_line, effective_descriptions, run_document
     from ..bench.metrics import by_category, summarize
     from ..bench.report import print_tables, run_markdown
 
     spec = _spec(args, args.config, "resolver")
+    if not args.quiet:
+        print(f"resolver bench: {spec.cases.path}: {classifier_line(spec)}", file=sys.stderr)
     out = _execute(spec, args, verbose=args.bench_verbose)
     doc = run_document(out, command=command_line(args.argv))
-    if "bm25" in args.baseline:
-        outcomes, k_info = run_bm25(
+    wanted = [b for b in BASELINES if b in args.baseline or "all" in args.baseline]
+    if wanted:
+        doc["baselines"] = run_baselines(
+            wanted,
             spec.cases,
             effective_descriptions(spec.config, spec.cases),
             core=frozenset(spec.config.core_tools),
             target_mean_surface=doc["metrics"]["mean_surface"],
+            summarize=summarize,
+            by_category=by_category,
         )
-        doc["baselines"] = {
-            "bm25": {
-                "method": "bm25s top-k over tool name + effective description, query = prompt",
-                "k": k_info,
-                "metrics": summarize(outcomes),
-                "by_category": by_category(outcomes),
-            }
-        }
     _write_json(args.json_out, doc)
     markdown = run_markdown(doc)
     _write(args.md_out, markdown.encode())
@@ -261,13 +275,19 @@ def run_models(args: argparse.Namespace) -> int:
 
 def run_generate(args: argparse.Namespace) -> int:
     """Write a case file from telemetry lines."""
-    from ..bench.telemetry import cases_from_telemetry
+    from ..bench.telemetry import cases_from_telemetry, write_cases
 
-    doc, skipped = cases_from_telemetry(
-        args.telemetry, name=args.name, include_empty=args.include_empty
-    )
-    _write_json(args.out, doc)
-    print(f"wrote {len(doc['cases'])} case(s) to {args.out} ({skipped} line(s) skipped)")
+    files = [*args.telemetry, *args.input]
+    if not files:
+        args.cli_parser.error("name a telemetry file: TELEMETRY.jsonl or --input TELEMETRY.jsonl")
+    generated = cases_from_telemetry(files, name=args.name, include_empty=args.include_empty)
+    surface = write_cases(generated, args.out)
+    count, skipped = len(generated.doc["cases"]), generated.skipped
+    print(f"wrote {count} case(s) to {args.out} ({skipped} line(s) skipped)")
+    if surface is not None:
+        ids = generated.surface_ids
+        union = f"the union of {len(ids)} surfaces" if len(ids) > 1 else f"surface {ids[0]}"
+        print(f"surface: {surface} ({union}, {len(generated.surface or [])} tools)")
     return 0
 
 

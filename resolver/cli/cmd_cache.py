@@ -48,7 +48,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--file", metavar="FILE", help="the cache file (default: keywordCacheFile from --config)"
+        "--file",
+        metavar="FILE",
+        help="the cache file (default: keywordCacheFile from --config, else the state "
+        "directory's $XDG_STATE_HOME/openclaw-tool-resolver/keyword-cache.json, "
+        "~/.local/state/... when unset: the one the CLI and the OpenClaw sidecar use)",
     )
     add_config_arg(parser)
 
@@ -57,11 +61,20 @@ def _cache_path(args: argparse.Namespace, config: ResolverConfig) -> Path:
     chosen = args.file or config.keyword_cache_file
     if not chosen:
         raise ConfigError(
-            "no keyword cache file: pass --file FILE, or set keywordCacheFile in the config "
-            "given with --config",
+            f'no keyword cache file: {args.config} sets keywordCacheFile to "" (the cache '
+            "lives in memory only); pass --file FILE to work on a file",
             source="keywordCacheFile",
         )
     return Path(chosen).expanduser()
+
+
+def _where(args: argparse.Namespace, config: ResolverConfig) -> str:
+    """Where the path came from, as `show` prints it."""
+    if args.file:
+        return "--file"
+    if "keyword_cache_file" in config.model_fields_set:
+        return f"keywordCacheFile in {args.config}"
+    return "default location"
 
 
 def learn_cmd(args: argparse.Namespace) -> int:
@@ -104,6 +117,7 @@ def show_cmd(args: argparse.Namespace) -> int:
         print_json(
             {
                 "file": str(path),
+                "from": _where(args, config),
                 "exists": path.exists(),
                 "corrupt": cache.corrupt,
                 "terms": len(cache),
@@ -119,9 +133,14 @@ def show_cmd(args: argparse.Namespace) -> int:
         )
         return 0
     state = (
-        "missing" if not path.exists() else f"ignored ({cache.corrupt})" if cache.corrupt else "ok"
+        "missing (nothing learned yet)"
+        if not path.exists()
+        else f"ignored ({cache.corrupt})"
+        if cache.corrupt
+        else "ok"
     )
-    print(f"{path}: {state}; {len(cache)} terms from {cache.learned} learn events")
+    where = _where(args, config)
+    print(f"{path} ({where}): {state}; {len(cache)} terms from {cache.learned} learn events")
     if not table:
         print("no usable associations yet (each needs support >= 3 and precision >= 0.5)")
     for tool, rows in table.items():

@@ -141,7 +141,22 @@ def summary(args: argparse.Namespace) -> int:
     table.add_row(
         "fallbacks by cause", ", ".join(f"{k} {v}" for k, v in s.fallbacks.items()) or "none"
     )
-    table.add_row("latency p50 / p95", f"{num(s.latency_p50)} / {num(s.latency_p95)} ms")
+    table.add_row(
+        "latency p50 / p95 (in-hook)",
+        f"{num(s.latency_p50)} / {num(s.latency_p95)} ms, all turns"
+        + ("" if s.warm_turns or s.cold_turns else " (lines without indexCold)"),
+    )
+    if s.warm_turns:
+        table.add_row(
+            "  warm (index built)",
+            f"{num(s.latency_warm_p50)} / {num(s.latency_warm_p95)} ms ({s.warm_turns:,} turns)",
+        )
+    if s.cold_turns:
+        table.add_row(
+            "  cold (built the index)",
+            f"{num(s.latency_cold_p50)} / {num(s.latency_cold_p95)} ms ({s.cold_turns:,} "
+            "turns: a one-shot process, or the first turn on a new surface)",
+        )
     table.add_row(
         "LLM latency p50 / p95", f"{num(s.llm_latency_p50)} / {num(s.llm_latency_p95)} ms"
     )

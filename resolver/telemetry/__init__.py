@@ -6,6 +6,7 @@ only points at the CLI (``resolver telemetry summary|report``).
     event model      `TelemetryEvent` (schemas/telemetry-event.v1.json), `snapshot`
     writer           `JsonlWriter`: bounded queue, background thread, flock, rotation
     observer         `TelemetryObserver`, `observers_for(config)` for `Resolver(observers=...)`
+    surfaces         `_surfaces`: each line's candidate surface, written once beside the file
     redaction        `redact`
     token accounting `SurfaceMeter` (exact o200k_base with the `tokens` extra, else bytes)
     summary/report   `read_events`, `summarize`, `render_html`

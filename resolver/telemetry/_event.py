@@ -22,7 +22,8 @@ from pydantic.alias_generators import to_camel
 
 from .._config import ResolverConfig
 from .._redact import HIGH_ENTROPY, prompt_hash, redact, without_secret_like
-from .._types import ReasonCode, Resolution, Source, TurnRequest
+from .._types import ReasonCode, Resolution, Source, ToolInfo, TurnRequest
+from ._surfaces import surface_fingerprint
 from ._tokens import ByteOrTokenUnit, SizeBasis, SurfaceMeter
 
 SCHEMA_VERSION: Literal[1] = 1
@@ -84,6 +85,10 @@ class TelemetryEvent(_Model):
     """The answer; null = abstain (the host kept its own surface)."""
     available_tools: int = Field(ge=0)
     """How many distinct candidate tools the host offered (0 when its surface was unknown)."""
+    surface_id: str | None = None
+    """Fingerprint of the candidate surface (names and host descriptions, 16 hex digits); the
+    surface itself is written once to ``<telemetryFile>.surfaces/<surfaceId>.json``. Null when
+    the host's surface was unknown or empty."""
     shadow_tools_allow: list[str] | None = None
     """Shadow turns only: what the resolver would have allowed (``toolsAllow`` is null, the
     host kept its whole surface)."""
@@ -109,7 +114,13 @@ class TelemetryEvent(_Model):
     """Attribution tags: "openclaw-resolver", "resolver:classify", then telemetry.tags."""
     usage: UsageRecord | None = None
     latency_ms: float = Field(ge=0)
-    """Wall time of the whole resolution."""
+    """Wall time of the whole resolution inside the hook (a one-shot process's start-up and
+    imports are not in it; see `index_cold`)."""
+    index_cold: bool | None = None
+    """True when this was the first turn this process resolved on its candidate surface with
+    no warm-up before it, so `latency_ms` includes building the offline index (every turn of a
+    one-shot CLI process is one); false when the index was already built; null when no surface
+    was known (or the line predates the field)."""
     classifier_ms: float = Field(ge=0)
     llm_latency_ms: float | None = None
     """Wall time of the LLM request, when one was made."""
@@ -173,6 +184,8 @@ class TurnSnapshot:
     """Literal secrets to remove (the configured key)."""
     capture_prompts: bool = True
     excerpt_length: int = 1500
+    surface_known: bool = False
+    """The host's surface was known (the line gets a `surfaceId`)."""
 
     def with_used_tools(self, used: Sequence[str]) -> TurnSnapshot:
         """A copy whose line records `used` as the turn's usedTools."""
@@ -195,6 +208,8 @@ class TurnSnapshot:
         else:
             saved = (before.tokens or 0) - (after.tokens or 0)
         fields = dict(self.fields)
+        if self.surface_known and self.candidates:
+            fields["surface_id"] = surface_fingerprint(self.candidates)
         for name in ("session_id", "agent_id", "run_id"):
             fields[name] = redact_id(fields.get(name), self.secrets)
         return TelemetryEvent.model_validate(
@@ -231,17 +246,14 @@ def snapshot(
     turn: int,
     now: float,
     used_tools: list[str] | None = None,
+    index_cold: bool | None = None,
+    surface: tuple[tuple[str, str], ...] | None = None,
 ) -> TurnSnapshot:
-    """Take what the line needs from one turn (caller side: copies references, no parsing)."""
+    """Take what the line needs from one turn (caller side: copies references, no parsing).
+    `surface` is `surface_key(request.tools)` when the caller has it already."""
     classifier = resolution.classifier
     usage = resolution.usage
-    candidates: tuple[tuple[str, str], ...] = ()
-    if request.tools is not None:
-        seen: dict[str, str] = {}
-        for tool in request.tools:
-            if tool.name and tool.name not in seen:
-                seen[tool.name] = tool.description
-        candidates = tuple(seen.items())
+    candidates = (surface if surface is not None else surface_key(request.tools)) or ()
     fields: dict[str, object] = {
         "ts": iso_utc(now),
         "turn": turn,
@@ -274,6 +286,7 @@ def snapshot(
         if usage is not None
         else None,
         "latency_ms": max(0.0, resolution.timings.total_ms),
+        "index_cold": index_cold,
         "classifier_ms": max(0.0, resolution.timings.classifier_ms),
         "llm_latency_ms": resolution.timings.llm_ms,
         "top_scores": tuple(
@@ -291,4 +304,17 @@ def snapshot(
         secrets=(key,) if key else (),
         capture_prompts=config.capture_prompts,
         excerpt_length=config.prompt_excerpt_length,
+        surface_known=request.tools is not None,
     )
+
+
+def surface_key(tools: Sequence[ToolInfo] | None) -> tuple[tuple[str, str], ...] | None:
+    """A surface as a line sees it: distinct names with their first host description, in the
+    host's order (None when unknown). The observer keys cold and warm turns on it."""
+    if tools is None:
+        return None
+    seen: dict[str, str] = {}
+    for tool in tools:
+        if tool.name and tool.name not in seen:
+            seen[tool.name] = tool.description
+    return tuple(seen.items())

@@ -12,6 +12,12 @@ written at once: its snapshot is held until the run is over, the tool calls repo
 run (`record_tool_calls`) are added as ``usedTools``, and the one line is written on
 `release` — at the session's next turn, after `HOLD_TIMEOUT_S`, or at `close()` (exit). Lines
 of other turns are written at once, as before.
+
+Cold and warm turns (``indexCold``): the observer remembers the last `WARM_SURFACES` surfaces
+this process resolved on (as many as the pipeline keeps indexes for) or that a host warmed
+(`note_warm`, after ``Resolver.warm``); a turn on any other surface built the offline index
+first, and its latency says so. Each line's surface is written once beside the telemetry file
+(`_surfaces`).
 """
 
 from __future__ import annotations
@@ -19,14 +25,16 @@ from __future__ import annotations
 import atexit
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import orjson
 
 from .._config import ResolverConfig
-from .._types import Resolution, TurnRequest
-from ._event import TelemetryEvent, TurnSnapshot, snapshot
+from .._types import Resolution, ToolInfo, TurnRequest
+from ._event import TelemetryEvent, TurnSnapshot, snapshot, surface_key
+from ._surfaces import SurfaceFiles
 from ._tokens import SurfaceMeter
 from ._writer import JsonlWriter
 
@@ -34,6 +42,8 @@ HOLD_TIMEOUT_S = 300.0
 """A held shadow line is written at the latest this long after its turn was resolved."""
 MAX_HELD = 1000
 """At most this many lines are held; beyond it the oldest is written without waiting."""
+WARM_SURFACES = 8
+"""Surfaces remembered as warm: the pipeline keeps as many offline indexes (LRU)."""
 
 
 @dataclass
@@ -83,14 +93,45 @@ class TelemetryObserver:
         atexit.register(self.release)  # before the writer's own atexit close (LIFO)
         key = config.api_key()
         self._guards: tuple[bytes, ...] = (key.encode(), orjson.dumps(key)[1:-1]) if key else ()
+        self.surfaces = SurfaceFiles(writer.path, self._guards)
+        self._warm: OrderedDict[int, None] = OrderedDict()
+
+    def note_warm(self, tools: Sequence[ToolInfo]) -> None:
+        """The host built the index for `tools` ahead of a turn (``Resolver.warm``): the next
+        turn on this surface is a warm one."""
+        key = surface_key(tools)
+        if key:
+            with self._lock:
+                self._remember_warm(hash(key))
+
+    def _remember_warm(self, key: int) -> bool:
+        """Mark `key` warm (lock held); True when it already was."""
+        known = key in self._warm
+        self._warm[key] = None
+        self._warm.move_to_end(key)
+        while len(self._warm) > WARM_SURFACES:
+            self._warm.popitem(last=False)
+        return known
 
     def __call__(self, request: TurnRequest, resolution: Resolution) -> None:
         """Queue this turn's line (fast; never blocks; the writer counts what it drops)."""
+        surface = surface_key(request.tools)
         with self._lock:
             session = request.session_id or ""
             turn = self._turns.get(session, 0) + 1
             self._turns[session] = turn
-        snap = snapshot(request, resolution, self.config, turn=turn, now=self.wall_clock())
+            cold = None
+            if surface and resolution.source != "disabled":
+                cold = not self._remember_warm(hash(surface))
+        snap = snapshot(
+            request,
+            resolution,
+            self.config,
+            turn=turn,
+            now=self.wall_clock(),
+            index_cold=cold,
+            surface=surface,
+        )
         run_id = request.run_id
         if self.hold_runs and run_id and resolution.source == "shadow":
             with self._lock:
@@ -153,6 +194,8 @@ class TelemetryObserver:
     def render(self, snap: TurnSnapshot) -> bytes:
         """The JSON line for a snapshot (writer thread): sized, validated, key-free."""
         event = snap.event(self.meter, dropped_events=self.writer.lost)
+        if event.surface_id is not None:
+            self.surfaces.ensure(event.surface_id, snap.candidates)
         return self.dumps(event)
 
     def dumps(self, event: TelemetryEvent) -> bytes:

@@ -331,8 +331,26 @@ def _summary_rows(s: Summary) -> list[tuple[str, str]]:
         rows.append(
             (f"Saved ({unit})", f"{total:,} total, {_fmt(total / max(1, s.turns), 0)}/turn")
         )
+    rows.append(
+        ("Latency p50 / p95 (in-hook)", f"{_fmt(s.latency_p50)} / {_fmt(s.latency_p95)} ms")
+    )
+    if s.warm_turns:
+        rows.append(
+            (
+                "… warm (index built)",
+                f"{_fmt(s.latency_warm_p50)} / {_fmt(s.latency_warm_p95)} ms, "
+                f"{s.warm_turns:,} turns",
+            )
+        )
+    if s.cold_turns:
+        rows.append(
+            (
+                "… cold (built the index first)",
+                f"{_fmt(s.latency_cold_p50)} / {_fmt(s.latency_cold_p95)} ms, "
+                f"{s.cold_turns:,} turns",
+            )
+        )
     rows += [
-        ("Latency p50 / p95", f"{_fmt(s.latency_p50)} / {_fmt(s.latency_p95)} ms"),
         ("LLM latency p50 / p95", f"{_fmt(s.llm_latency_p50)} / {_fmt(s.llm_latency_p95)} ms"),
         ("Confidence mean / median", f"{_fmt(s.confidence_mean, 2)} / {_fmt(s.confidence_p50, 2)}"),
         ("Fallbacks", ", ".join(f"{k} {v}" for k, v in s.fallbacks.items()) or "none"),

@@ -184,6 +184,16 @@ class Summary:
     fallbacks: dict[str, int]
     latency_p50: float | None
     latency_p95: float | None
+    """In-hook latency (``latencyMs``) of every turn."""
+    warm_turns: int
+    """Turns whose offline index was already built (``indexCold: false``)."""
+    latency_warm_p50: float | None
+    latency_warm_p95: float | None
+    cold_turns: int
+    """Turns that built the offline index first (``indexCold: true``): every turn of a one-shot
+    process, the first on a new surface."""
+    latency_cold_p50: float | None
+    latency_cold_p95: float | None
     llm_latency_p50: float | None
     llm_latency_p95: float | None
     confidence_mean: float | None
@@ -255,6 +265,8 @@ def summarize(
         lost[e.pid] = max(lost.get(e.pid, 0), e.dropped_events)
     llm = [e.llm_latency_ms for e in events if e.llm_latency_ms is not None]
     latency = [e.latency_ms for e in events]
+    warm = [e.latency_ms for e in events if e.index_cold is False]
+    cold = [e.latency_ms for e in events if e.index_cold is True]
     confidence = [e.confidence for e in events if e.tools_allow is not None]
     mtb = _mean([e.surface_before.tools for e in events])
     mta = _mean([e.surface_after.tools for e in events])
@@ -282,6 +294,12 @@ def summarize(
         fallbacks=dict(fallbacks.most_common()),
         latency_p50=percentile(latency, 50),
         latency_p95=percentile(latency, 95),
+        warm_turns=len(warm),
+        latency_warm_p50=percentile(warm, 50),
+        latency_warm_p95=percentile(warm, 95),
+        cold_turns=len(cold),
+        latency_cold_p50=percentile(cold, 50),
+        latency_cold_p95=percentile(cold, 95),
         llm_latency_p50=percentile(llm, 50),
         llm_latency_p95=percentile(llm, 95),
         confidence_mean=_mean(confidence),

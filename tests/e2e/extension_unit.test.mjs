@@ -55,6 +55,10 @@ function fakeApi(pluginConfig, { mode = "full", withLifecycle = true } = {}) {
     on(name, handler, opts) {
       hooks[name] = { handler, opts };
     },
+    commands: [],
+    registerCommand(def) {
+      this.commands.push(def);
+    },
   };
   if (withLifecycle) {
     api.lifecycle = {
@@ -400,7 +404,39 @@ test("a one-shot process exits promptly while the sidecar is alive (child and pi
   });
   const took = Date.now() - t0;
   assert.equal(out.status, 0, out.stderr);
-  assert.equal(out.stdout.trim(), JSON.stringify({ toolsAllow: ["read", "web_search"] }));
+  // logDecisions (default true) logs its info line through this logger (console) first.
+  const last = out.stdout.trim().split("\n").at(-1);
+  assert.equal(last, JSON.stringify({ toolsAllow: ["read", "web_search"] }));
   assert.ok(took < 5000, `exited after ${took} ms`);
 });
 
+test("logDecisions defaults to true (one info line per turn); false turns it off", () => {
+  assert.equal(extension.normalizeConfig({}).logDecisions, true);
+  assert.equal(extension.normalizeConfig({ logDecisions: false }).logDecisions, false);
+});
+
+test("/resolver refresh and /resolver clear send the sidecar's controls for the session", async () => {
+  const s = setup();
+  const a = fakeApi({ pythonPath: s.python });
+  plugin.register(a.api);
+  const [command] = a.api.commands;
+  assert.equal(command.name, "resolver");
+  assert.equal(command.acceptsArgs, true);
+  const session = { sessionKey: "agent:main:main", sessionId: "s1", channel: "webchat" };
+  const refreshed = await command.handler({ ...session, args: "refresh" });
+  assert.match(refreshed.text, /next turn keeps the full tool surface/);
+  const cleared = await command.handler({ ...session, args: "clear all" });
+  assert.match(cleared.text, /cleared 1 reusable decision\(s\) \(all sessions\)/);
+  const help = await command.handler({ ...session, args: "" });
+  assert.match(help.text, /\/resolver refresh/);
+  const orphan = await command.handler({ args: "refresh", channel: "cli" });
+  assert.match(orphan.text, /no session/);
+  const frames = s.frames().filter((f) => f.method === "refresh" || f.method === "clear_reuse");
+  assert.deepEqual(
+    frames.map((f) => [f.method, f.params]),
+    [
+      ["refresh", { ctx: { sessionId: "s1", sessionKey: "agent:main:main" } }],
+      ["clear_reuse", { all: true }],
+    ],
+  );
+});

@@ -95,8 +95,10 @@ def handle(req: dict[str, Any]) -> None:
                 os._exit(0)
     elif method == "observe_surface":
         send({"id": rid, "result": {"known": len(req.get("params", {}).get("tools") or [])}})
-    elif method in ("observe_tool_calls",):
+    elif method in ("observe_tool_calls", "refresh"):
         send({"id": rid, "result": {"ok": True}})
+    elif method == "clear_reuse":
+        send({"id": rid, "result": {"ok": True, "cleared": 1}})
     elif method == "ping":
         send({"id": rid, "result": {"pong": True}})
     else:

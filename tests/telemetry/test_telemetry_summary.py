@@ -125,3 +125,49 @@ def test_cli_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[
     missing = tmp_path / "nope.jsonl"
     assert main(["telemetry", "summary", str(missing)]) == 2
     assert str(missing) in capsys.readouterr().err
+
+
+def test_cold_and_warm_turns_are_recorded_and_summarised_apart(
+    tmp_path: Path, surface: list[ToolInfo], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A one-shot CLI turn builds its index (indexCold: true); in one process the next turn on
+    the same surface is warm; the summary reports both latencies apart."""
+    import subprocess
+    import sys
+
+    from resolver import Resolver, ResolverConfig, TurnRequest
+    from resolver.telemetry import observers_for
+
+    telemetry = tmp_path / "t.jsonl"
+    config_file = tmp_path / "c.json"
+    config_file.write_text(json.dumps({"telemetryFile": str(telemetry)}))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "resolver",
+            "resolve",
+            "remind me at 9",
+            "--config",
+            str(config_file),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    config = ResolverConfig(telemetryFile=str(telemetry), catalogOverridesFile=None)
+    observers = observers_for(config)
+    resolver = Resolver(config, observers=observers)
+    for prompt in ("search the web for llamas", "read notes.txt", "remind me at 9"):
+        resolver.resolve_sync(TurnRequest(prompt=prompt, tools=surface))
+    observers[0].close()
+    lines = [json.loads(line) for line in telemetry.read_text().splitlines()]
+    assert [line["indexCold"] for line in lines] == [True, True, False, False]
+    s = summarize(read_events([telemetry]).events)
+    assert (s.cold_turns, s.warm_turns) == (2, 2)
+    assert s.latency_cold_p50 is not None and s.latency_warm_p50 is not None
+    assert main(["telemetry", "summary", str(telemetry)]) == 0
+    out = capsys.readouterr().out
+    assert "warm (index built)" in out and "cold (built the index)" in out
+    assert "(in-hook)" in out

@@ -17,6 +17,14 @@ The candidate surface (OpenClaw sends no tool list with the hook):
   shows — its whole surface. A tool that appears later (a new MCP server, another plugin) is
   therefore offered within ten minutes; `resolver install openclaw` or deleting the state file
   makes the next turn refresh at once.
+
+Controls (docs/openclaw-protocol.md, "Controls"): ``refresh`` makes a session's next turn
+keep the full surface (re-taking the whole view) and the turn after it be classified afresh
+(no decision reuse); ``clear_reuse`` drops one session's reusable decisions, or all. The
+extension's ``/resolver refresh|clear`` chat command sends them; a turn whose user message is
+exactly ``/resolver refresh`` or ``/resolver clear [all]`` (a host that does not dispatch
+plugin commands, such as ``openclaw agent --message``) is handled here the same way, and that
+turn keeps the full surface.
 """
 
 from __future__ import annotations
@@ -42,10 +50,10 @@ from pydantic import ValidationError
 from ..._config import ResolverConfig, load_config
 from ..._errors import ConfigError
 from ..._limits import MAX_CANDIDATES, MAX_DESCRIPTION_CHARS, MAX_MESSAGES, clean, clip
-from ..._pipeline import Resolver, as_dict
+from ..._pipeline import Resolver, abstain, as_dict
 from ..._state import state_from_openclaw_ctx
 from ..._surface import default_surface
-from ..._types import Message, Resolution, ToolInfo, TurnRequest
+from ..._types import Message, Resolution, Timings, ToolInfo, TurnRequest
 
 if TYPE_CHECKING:
     from ...telemetry import TelemetryObserver
@@ -55,6 +63,22 @@ logger = logging.getLogger("resolver")
 SURFACE_REFRESH_S = 600.0
 MAX_SESSIONS_TRACKED = 10_000
 MAX_SESSIONS_SAVED = 2_000
+NULL_MEANS_OFF = frozenset({"keywordCacheFile", "catalogOverridesFile", "surfaceStateFile"})
+"""Config keys whose null is kept (it turns the file off); other nulls mean "unset"."""
+CONTROL_PROMPT = re.compile(r"/resolver\s+(refresh|clear)(?:\s+(all))?", re.IGNORECASE)
+"""A user message that is only this is a control, not a request (see the module docstring)."""
+_ENVELOPE = re.compile(r"^\[[^\]\n]{0,200}\]\s*")
+"""A host's bracketed prefix on the user's text (a timestamp, a channel tag)."""
+
+
+@dataclass
+class PendingRefresh:
+    """What a session's next turns still owe to a `refresh` request."""
+
+    surface: bool
+    """The next turn keeps the full surface, so the host shows (and we see) all of it."""
+    reuse: bool = True
+    """The next classified turn skips decision reuse."""
 
 
 @dataclass
@@ -155,6 +179,51 @@ class Sidecar:
         self.surface = SurfaceView()
         self._defaults = [t.name for t in default_surface()]
         self._background: set[asyncio.Future[None]] = set()
+        self._pending: dict[str, PendingRefresh] = {}
+        """Session ids/keys -> what a `refresh` still owes to their next turns."""
+
+    # ---- controls (refresh, clear_reuse) ------------------------------------------------
+
+    def refresh(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The next turn of one session (or, with ``all``, of every session) keeps the full
+        surface and the turn after it is classified afresh; ``surface: false`` only skips
+        decision reuse on the next turn."""
+        surface = params.get("surface") is not False
+        if params.get("all") is True:
+            if surface and self.surface.last_full_view is not None:
+                self.surface.last_full_view = 0.0  # stale now: the next turn re-takes the view
+                self.surface.save()
+            cleared = self.clear_reuse({"all": True})["cleared"]
+            return {"ok": True, "sessions": "all", "surface": surface, "cleared": cleared}
+        keys = _session_keys(params)
+        pending = PendingRefresh(surface=surface)
+        for key in keys:
+            self._pending.pop(key, None)
+            self._pending[key] = pending  # one object: the first id that comes consumes it
+        while len(self._pending) > MAX_SESSIONS_TRACKED:
+            self._pending.pop(next(iter(self._pending)))
+        return {"ok": True, "sessions": keys, "surface": surface}
+
+    def clear_reuse(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Drop the reusable decisions of one session (its id and key) or, with ``all``, of
+        every session; ``cleared`` counts them."""
+        everyone = params.get("all") is True
+        keys = [] if everyone else _session_keys(params)
+        if self.resolver is None:
+            return {"ok": True, "cleared": 0}
+        if everyone:
+            return {"ok": True, "cleared": self.resolver.clear_reuse(None)}
+        return {"ok": True, "cleared": sum(self.resolver.clear_reuse(k) for k in keys)}
+
+    def _take_pending(self, ctx: Mapping[str, Any]) -> PendingRefresh | None:
+        for key in (_str(ctx.get("sessionId")), _str(ctx.get("sessionKey"))):
+            if key is not None and key in self._pending:
+                return self._pending[key]
+        return None
+
+    def _drop_pending(self, pending: PendingRefresh) -> None:
+        for key in [k for k, v in self._pending.items() if v is pending]:
+            del self._pending[key]
 
     async def handle(self, frame: Mapping[str, Any]) -> dict[str, Any]:
         request_id = frame.get("id")
@@ -181,12 +250,18 @@ class Sidecar:
                 result = {"known": known}
             elif method == "observe_tool_calls":
                 result = {"ok": True, "recorded": self.observe_tool_calls(params)}
+            elif method == "refresh":
+                result = self.refresh(params)
+            elif method == "clear_reuse":
+                result = self.clear_reuse(params)
             elif method == "ping":
                 result = {"pong": True}
             else:
                 return _error(request_id, "unknown_method", f"unknown method {method!r}")
         except ConfigError as exc:
             return _error(request_id, "invalid_config", str(exc))
+        except InvalidParams as exc:
+            return _error(request_id, "invalid_params", str(exc))
         except Exception as exc:
             logger.exception("resolver sidecar: %s failed", method)
             return _error(request_id, "internal_error", type(exc).__name__)
@@ -225,7 +300,7 @@ class Sidecar:
             observer.close(timeout=5)
 
     async def configure(self, raw: Mapping[str, Any]) -> dict[str, Any]:
-        data = {k: v for k, v in raw.items() if v is not None}
+        data = {k: v for k, v in raw.items() if v is not None or k in NULL_MEANS_OFF}
         config = load_config(data, source="plugins.entries.openclaw-tool-resolver.config")
         from ...cli._common import build_resolver  # one factory for CLI and hosts
 
@@ -256,6 +331,9 @@ class Sidecar:
                 resolver.warm(tools)
             except Exception:  # warming is an optimisation; the turn builds the index itself
                 logger.debug("resolver sidecar: warm-up failed", exc_info=True)
+                return
+            for observer in self._telemetry():
+                observer.note_warm(tools)  # the next turn on this surface is a warm one
 
         task = asyncio.ensure_future(asyncio.to_thread(work))
         self._background.add(task)
@@ -281,6 +359,26 @@ class Sidecar:
         if session is not None:
             self.surface.remember_session(session)
         stale = surface_known and now - (self.surface.last_full_view or now) > SURFACE_REFRESH_S
+        control = control_prompt(event)
+        if control is not None:
+            verb, everyone = control
+            keys = _session_keys({"ctx": dict(ctx)}, required=False)
+            target: dict[str, Any] = {"all": True} if everyone else {"sessionIds": keys}
+            if everyone or keys:
+                if verb == "refresh":
+                    self.refresh({**target, "surface": False})
+                else:
+                    self.clear_reuse(target)
+                stale = surface_known  # this turn keeps the full surface (the view is re-taken)
+        pending = self._take_pending(ctx)
+        refresh = False
+        if pending is not None:
+            if pending.surface or stale or not surface_known:
+                stale = surface_known  # this turn shows the host's whole surface
+                pending.surface = False
+            else:
+                refresh = pending.reuse  # the turn after: classified afresh
+                self._drop_pending(pending)
         messages = host_messages(event.get("messages"))
         request = TurnRequest(
             prompt=str(event.get("prompt") or ""),
@@ -290,14 +388,17 @@ class Sidecar:
             agentId=_str(ctx.get("agentId")),
             runId=run_id,
             state=state_from_openclaw_ctx(ctx),
+            refresh=refresh,
         )
-        if stale:
-            # Let the host send its whole surface this turn, so llm_input shows every tool.
+        if stale and self.resolver.config.enabled:
+            # Let the host send its whole surface this turn, so llm_input shows every tool. The
+            # observers (telemetry) record the turn with the reason it abstained.
             request = request.model_copy(update={"tools": None})
-            resolution = await self.resolver.resolve(request)
-            resolution = resolution.model_copy(
-                update={"reason_codes": ("surface_refresh_abstain",), "summary": "refresh"}
+            resolution = abstain(
+                "abstain", "surface_refresh_abstain", available=0, timings=Timings()
             )
+            for notify in self.resolver.observers:
+                notify(request, resolution)
         else:
             resolution = await self.resolver.resolve(request)
         if resolution.tools_allow is None and run_id is not None:
@@ -305,6 +406,44 @@ class Sidecar:
             if len(self.surface.abstained_runs) > MAX_SESSIONS_TRACKED:
                 self.surface.abstained_runs.pop(next(iter(self.surface.abstained_runs)))
         return _answer(resolution)
+
+
+class InvalidParams(ValueError):
+    """A control frame that does not say which session it is for."""
+
+
+def _session_keys(params: Mapping[str, Any], *, required: bool = True) -> list[str]:
+    """The session ids and keys a control names: ``sessionId``/``sessionKey`` in the params or
+    in their ``ctx`` (a session is matched by either, as `resolve` reads it)."""
+    ctx = params.get("ctx")
+    sources = [params, ctx if isinstance(ctx, Mapping) else {}]
+    keys = [
+        key
+        for source in sources
+        for key in (_str(source.get("sessionId")), _str(source.get("sessionKey")))
+        if key is not None
+    ]
+    listed = params.get("sessionIds")
+    if isinstance(listed, list):
+        keys += [k for k in map(_str, listed) if k is not None]
+    if not keys and required:
+        raise InvalidParams('name a session (sessionId, sessionKey or ctx) or pass "all": true')
+    return list(dict.fromkeys(keys))
+
+
+def control_prompt(event: Mapping[str, Any]) -> tuple[str, bool] | None:
+    """``("refresh"|"clear", all)`` when the turn's user message is only a control command
+    (``/resolver refresh``, ``/resolver clear [all]``), else None."""
+    current = event.get("currentUserMessage")
+    text = current if isinstance(current, str) and current.strip() else event.get("prompt")
+    if not isinstance(text, str) or "/resolver" not in text.lower():
+        return None
+    lines = text.strip().splitlines()
+    last = _ENVELOPE.sub("", lines[-1].strip()) if lines else ""
+    match = CONTROL_PROMPT.fullmatch(last.strip())
+    if match is None:
+        return None
+    return match.group(1).lower(), match.group(2) is not None
 
 
 def host_messages(raw: Any) -> list[Message]:

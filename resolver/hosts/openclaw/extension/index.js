@@ -87,7 +87,7 @@ export function normalizeConfig(raw) {
   return {
     raw: config,
     enabled: config.enabled !== false,
-    logDecisions: config.logDecisions === true,
+    logDecisions: config.logDecisions !== false, // default true: one short info line per turn
     pythonPath:
       typeof config.pythonPath === "string" && config.pythonPath.trim()
         ? config.pythonPath.trim()
@@ -710,6 +710,75 @@ function makeAfterToolCall(manager) {
   };
 }
 
+// ---- the /resolver chat command ---------------------------------------------------------
+
+const COMMAND_NAME = "resolver"; // `/tools` is OpenClaw's own command
+const COMMAND_HELP =
+  "Tool resolver: `/resolver refresh` (this session's next turn keeps every tool and the " +
+  "one after is picked afresh), `/resolver clear` (forget this session's reusable " +
+  "decisions; `/resolver clear all` for every session), `/resolver status`.";
+
+function commandSession(ctx) {
+  const out = {};
+  if (typeof ctx?.sessionId === "string" && ctx.sessionId) out.sessionId = ctx.sessionId;
+  if (typeof ctx?.sessionKey === "string" && ctx.sessionKey) out.sessionKey = ctx.sessionKey;
+  return out;
+}
+
+/**
+ * `/resolver refresh | clear [all] | status`: handled by OpenClaw's chat command dispatcher
+ * (channels, WebChat, the Gateway's chat.send) without a model turn. Never throws: a failed
+ * call is reported in the reply.
+ */
+export function makeCommand(manager) {
+  return {
+    name: COMMAND_NAME,
+    description: "Tool resolver: refresh the tool choice, clear reused decisions, status",
+    acceptsArgs: true,
+    async handler(ctx) {
+      try {
+        const words = String(ctx?.args ?? "").trim().toLowerCase().split(/\s+/).filter(Boolean);
+        const [verb = "help", scope] = words;
+        const session = commandSession(ctx);
+        const everyone = scope === "all";
+        if (verb === "refresh" || verb === "clear") {
+          if (!everyone && !session.sessionId && !session.sessionKey) {
+            return { text: `resolver: this chat has no session; try \`/resolver ${verb} all\`` };
+          }
+          const method = verb === "refresh" ? "refresh" : "clear_reuse";
+          const params = everyone ? { all: true } : { ctx: session };
+          const timeoutMs = manager.settings.sidecarTimeoutMs;
+          const reply = await manager.call(method, params, { timeoutMs });
+          if (!reply.ok) return { text: `resolver: ${verb} failed (${reply.reason})` };
+          if (verb === "refresh") {
+            const whose = everyone ? "every session's next turn keeps" : "the next turn keeps";
+            return {
+              text: `resolver: ${whose} the full tool surface; tools are picked afresh after it.`,
+            };
+          }
+          const cleared = reply.result?.cleared ?? 0;
+          const scope = everyone ? " (all sessions)" : "";
+          return { text: `resolver: cleared ${cleared} reusable decision(s)${scope}.` };
+        }
+        if (verb === "status") {
+          const reply = await manager.call("ping", {}, {
+            timeoutMs: manager.settings.sidecarTimeoutMs,
+          });
+          return {
+            text: reply.ok
+              ? "resolver: the sidecar is running; turns are narrowed to the tools they need."
+              : `resolver: the sidecar is not answering (${reply.reason}); ` +
+                "turns keep the full tool surface.",
+          };
+        }
+        return { text: COMMAND_HELP };
+      } catch (err) {
+        return { text: `resolver: command failed (${errText(err)})` };
+      }
+    },
+  };
+}
+
 const plugin = {
   id: PLUGIN_ID,
   name: PLUGIN_NAME,
@@ -748,6 +817,13 @@ const plugin = {
     });
     api.on("llm_input", makeLlmInput(manager));
     api.on("after_tool_call", makeAfterToolCall(manager));
+    if (typeof api.registerCommand === "function") {
+      try {
+        api.registerCommand(makeCommand(manager));
+      } catch (err) {
+        logger.warn?.(`[${PLUGIN_ID}] /${COMMAND_NAME} command not registered: ${errText(err)}`);
+      }
+    }
 
     if (mode === undefined || mode === "full") manager.warm();
   },

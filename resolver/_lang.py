@@ -1,0 +1,59 @@
+"""Which language a prompt is written in, and that language's function words.
+
+The offline classifier reads prompts in English, Spanish, French, German, Portuguese, Chinese,
+Japanese and Korean. Function words ("der", "que", "pour", "você") carry no topic; in a prompt
+of that language they must not match an English tool word ("dir" is German for "you", not a
+directory) nor be read as an English typo ("tal" is not "tail"). The lists are data
+(``catalogs/language.json``, written from general knowledge of the languages, blind to the
+benchmarks), read once on first use.
+
+`latin_language` tells the Latin-script languages apart by their function words alone: a
+prompt is English unless at least `MIN_HITS` of its words are function words of one other
+language and more of them are of that language than English ones.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+
+import orjson
+
+from ._data import data_dir
+from ._text import fold, stem
+
+LATIN = ("es", "fr", "de", "pt")
+MIN_HITS = 2
+
+_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> dict[str, frozenset[str]]:
+    """Per language: its function words, folded and stemmed as `_text.tokens` makes terms."""
+    with _LOCK:
+        raw = orjson.loads((data_dir("catalogs") / "language.json").read_bytes())
+    out: dict[str, frozenset[str]] = {}
+    for lang, words in raw.get("stopwords", {}).items():
+        if isinstance(words, list):
+            out[lang] = frozenset(stem(fold(w)) for w in words if isinstance(w, str) and w)
+    return out
+
+
+def latin_language(words: list[str]) -> str:
+    """``en``, or the Latin-script language most of the prompt's function words belong to.
+
+    `words` are the prompt's terms with stop words kept (`tokens(text, keep_stopwords=True)`).
+    """
+    lists = stopwords()
+    english = lists.get("en", frozenset())
+    en_hits = sum(1 for w in words if w in english)
+    best, hits = "en", 0
+    for lang in LATIN:
+        own = lists.get(lang, frozenset())
+        count = sum(1 for w in words if w in own and w not in english)
+        if count > hits:
+            best, hits = lang, count
+    if hits >= MIN_HITS and hits > en_hits:
+        return best
+    return "en"

@@ -1,0 +1,140 @@
+"""The offline classifier on multi-part requests, conversation and words that only look alike:
+phrase-aware keywords, the coverage pass, camel-case brands, abbreviations, other languages'
+function words and conversational clauses."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
+from resolver._offline import Markers, conversational, task_text
+from resolver._surface import default_surface
+from resolver._text import stem, tokens
+
+TOOLS = [
+    ToolInfo(name="ui_theme", description="Change the colour theme of the app."),
+    ToolInfo(name="search_web", description="Search the web for current information."),
+    ToolInfo(name="send_chat", description="Send a chat message to a person or a group."),
+    ToolInfo(name="list_chats", description="List the chats and groups you can reach."),
+    ToolInfo(name="get_employee_info", description="Retrieve an employee record."),
+    ToolInfo(name="list_dir", description="List a folder."),
+]
+
+
+def resolver_with(tmp_path: Path, keywords: dict[str, list[str]]) -> Resolver:
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps({"schemaVersion": 1, "keywords": keywords}))
+    return Resolver(ResolverConfig(catalogOverridesFile=str(catalog), coreTools=[]))
+
+
+def run(
+    resolver: Resolver, prompt: str, tools: list[ToolInfo] = TOOLS
+) -> tuple[list[str], dict[str, float]]:
+    res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=tools)))
+    return list(res.tools_allow or []), {c.name: c.score for c in res.candidates}
+
+
+def test_a_word_of_a_keyword_phrase_alone_is_weak(tmp_path: Path) -> None:
+    """'tokyo' alone is not the 'tokyo night' theme: the flight search outranks the theme."""
+    resolver = resolver_with(
+        tmp_path, {"ui_theme": ["tokyo night", "dracula"], "search_web": ["flight", "cheapest"]}
+    )
+    _, scores = run(resolver, "find the cheapest flight to Tokyo")
+    assert scores["search_web"] > 2 * scores["ui_theme"]
+    _, scores = run(resolver, "switch to the tokyo night theme")
+    assert scores["ui_theme"] > scores["search_web"]
+
+
+def test_each_part_of_a_request_keeps_its_tool_however_strong_the_other(tmp_path: Path) -> None:
+    """One tool matching most of the prompt does not push out the tool the other part asks for
+    (the coverage pass keeps every tool with enough evidence of its own)."""
+    resolver = resolver_with(
+        tmp_path,
+        {
+            "list_chats": ["family group", "whatsapp group", "group chat", "whatsapp"],
+            "send_chat": ["send", "whatsapp"],
+            "search_web": ["look up", "opening hours"],
+        },
+    )
+    allowed, scores = run(
+        resolver, "look up the opening hours and send them to the family group on WhatsApp"
+    )
+    assert scores["list_chats"] > scores["send_chat"]
+    assert {"list_chats", "send_chat", "search_web"} <= set(allowed)
+
+
+def test_camel_case_brands_match_as_one_word() -> None:
+    """'WhatsApp' is the word 'whatsapp' (as keyword lists write it) and its parts."""
+    assert tokens("send it on WhatsApp")[:2] == ["send", "whatsapp"]
+    assert "weather" in tokens("getWeatherInfo")
+
+
+def test_abbreviations_meet_the_full_word() -> None:
+    """get_employee_info answers 'employee information'; analysis meets analyze."""
+    assert stem("info") == stem("information")
+    assert stem("analysis") == stem("analyze") == stem("analytics")
+
+
+def test_another_languages_function_word_does_not_match_a_tool_word(tmp_path: Path) -> None:
+    """German 'dir' (you) is not the folder tool's 'dir'; in English it still is."""
+    resolver = resolver_with(tmp_path, {"list_dir": ["dir", "folder"]})
+    allowed, _ = run(resolver, "Schönen Feierabend dir und danke für alles!")
+    assert "list_dir" not in allowed
+    allowed, _ = run(resolver, "show me the dir listing")
+    assert "list_dir" in allowed
+
+
+def test_a_short_common_word_is_not_read_as_a_typo(tmp_path: Path) -> None:
+    """'best' is not a typo of 'test'; 'remnd' still is one of 'remind'."""
+    resolver = resolver_with(tmp_path, {"search_web": ["test"], "send_chat": ["remind"]})
+    allowed, _ = run(resolver, "you're the best")
+    assert "search_web" not in allowed
+    allowed, _ = run(resolver, "pls remnd me")
+    assert "send_chat" in allowed
+
+
+@pytest.fixture(scope="module")
+def markers() -> Markers:
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None))
+    catalog = resolver.catalogs.current()
+    found = Markers.of(catalog.social + catalog.self_contained)
+    assert found is not None
+    return found
+
+
+@pytest.mark.parametrize(
+    ("prompt", "task"),
+    [
+        ("haha thanks, you're the best", ""),
+        ("thanks! now remind me at 9 to call mom", "now remind me at 9 to call mom"),
+        ("ok cool, send that to Tom", "send that to Tom"),
+        ("translate 'I'm running late, start without me' to Spanish", ""),
+        ("remind me at 9", "remind me at 9"),
+        ("ok now the pricing page", "ok now the pricing page"),
+    ],
+    ids=["social", "thanks-then-task", "ack-then-task", "translate-quoted", "task", "ack-task"],
+)
+def test_conversational_clauses_are_set_aside(markers: Markers, prompt: str, task: str) -> None:
+    """A clause made of a conversation marker and at most one other word is conversation; the
+    task clauses stay; quoted text neither makes nor splits a clause."""
+    assert task_text(markers, prompt) == task
+
+
+def test_a_clause_with_a_marker_and_a_task_is_a_task(markers: Markers) -> None:
+    """'ok search the web for cheap flights to Tokyo' has a marker and far more."""
+    assert not conversational(markers, "ok search the web for cheap flights to Tokyo")
+    assert conversational(markers, "good night")
+
+
+def test_chit_chat_gets_the_core_tools_only_on_the_default_surface() -> None:
+    """'haha thanks, you're the best' and the README's 'thanks, that's all' get the core
+    tools only."""
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None))
+    core = set(resolver.config.core_tools)
+    for prompt in ("haha thanks, you're the best", "thanks, that's all"):
+        res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=default_surface())))
+        assert set(res.tools_allow or []) == core, prompt
