@@ -103,6 +103,10 @@ class ResolverConfig(_Strict):
     llm_timeout_ms: int = Field(default=4000, ge=50, le=14000)
     llm_max_tokens: int = Field(default=400, ge=16, le=4096)
     confidence_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    llm_warm_up: bool = False
+    """OpenClaw sidecar: once the surface is known, send the classifier prompt's stable
+    prefix once in the background, so a local model server's prompt cache holds it before the
+    first turn (docs/local-llm.md)."""
     llm_recall_floor: bool = True
     """Merge the offline classifier's picks into every LLM answer (recall first: an LLM turn
     never has fewer of the tools the offline classifier would have kept)."""

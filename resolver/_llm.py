@@ -32,12 +32,20 @@ import time
 import weakref
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import openai
 import orjson
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictStr, ValidationError
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictStr,
+    ValidationError,
+    field_validator,
+)
 
 from ._classify import Classification, ClassifyInput
 from ._config import ResolverConfig
@@ -204,6 +212,16 @@ class Answer(BaseModel):
     confidence: float = Field(strict=True, ge=0.0, le=1.0)
     reasoning: str = ""
 
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _percent(cls, value: Any) -> Any:
+        """A confidence above 1 and at most 100 is a percentage (42.5 -> 0.425): grammar-
+        constrained servers (llama.cpp) do not enforce a number's ``maximum``. Anything else
+        outside 0..1 fails the contract."""
+        if isinstance(value, int | float) and not isinstance(value, bool) and 1 < value <= 100:
+            return float(value) / 100.0
+        return value
+
 
 _SECRETS = re.compile(r"(\bsk-[A-Za-z0-9_\-*.]{3,}|Bearer\s+\S+)")
 
@@ -281,6 +299,36 @@ class LLMClassifier:
     async def aclose(self) -> None:
         """Close this process's clients bound to the running loop (`ClientPool.aclose_loop`)."""
         await self._pool.aclose_loop()
+
+    async def prime(self, request: ClassifyInput, *, timeout_s: float = 180.0) -> float:
+        """Send the classifier prompt's stable prefix once (a one-token answer, off any turn),
+        so a local server's prompt cache holds it before the first turn: a cold 2,500-token
+        prefix takes 20-50 s on a small CPU, a cached one well under a second. Returns the
+        seconds it took; raises `ClassifierError` like `classify`."""
+        start = self._clock()
+        client = self._pool.client(self.api_base, self._key())
+        messages = build_messages(replace(request, prompt="hello", messages=()))
+        body: dict[str, Any] = {"max_tokens": 1, "temperature": 0}
+        try:
+            async with asyncio.timeout(timeout_s):
+                await client.chat.completions.create(
+                    model=self.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    user=ATTRIBUTION_USER,
+                    extra_headers={CALLER_HEADER: CALLER_VALUE},
+                    extra_body=body,
+                    timeout=timeout_s,
+                )
+        except TimeoutError:
+            raise ClassifierTimeout(
+                f"priming {self.shown_base} took over {timeout_s:.0f}s", timeout_seconds=timeout_s
+            ) from None
+        except openai.APIError as exc:
+            raise ClassifierHTTPError(
+                f"priming {self.shown_base} failed: {_redact(str(exc), self._key())}",
+                status_code=getattr(exc, "status_code", None),
+            ) from None
+        return self._clock() - start
 
     async def warm_up(self) -> None:
         """Create the shared client now (TLS setup, lazy SDK imports: ~0.1-0.3 s once), so

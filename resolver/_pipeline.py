@@ -97,6 +97,8 @@ class TurnState:
     exclusions: tuple[Exclusion, ...] = ()
     excluded: frozenset[str] = frozenset()
     llm_tools: tuple[str, ...] | None = None
+    fallback: str | None = None
+    """Why the LLM's answer was not used (`Resolution.fallback`)."""
 
     def reason(self, *codes: ReasonCode) -> TurnState:
         """Record reason codes (each once, in order)."""
@@ -348,6 +350,7 @@ def finalize(
         usage=result.usage if result else None,
         available_tools=len(state.candidates),
         summary=summary,
+        fallback=state.fallback,
     )
 
 
@@ -600,6 +603,26 @@ class Resolver:
         prepared = self._prepare(tools)
         self.offline.warm(prepared.described, prepared.catalog)
 
+    async def prime(self, tools: Sequence[ToolInfo], *, timeout_s: float = 180.0) -> float | None:
+        """Send the LLM classifier's stable prompt prefix for this surface once, off any turn
+        (``llmWarmUp``), so a local server caches it; seconds taken, None without an LLM.
+        Raises `ClassifierError` when the endpoint fails."""
+        prime = getattr(self.llm, "prime", None)
+        if prime is None:
+            return None
+        prepared = self._prepare(tools)
+        request = ClassifyInput(
+            prompt="",
+            messages=(),
+            tools=prepared.described,
+            skills=prepared.catalog.skills,
+            catalog=prepared.catalog,
+            timeout_s=timeout_s,
+            core_tools=frozenset(self.config.core_tools),
+        )
+        seconds: float = await prime(request, timeout_s=timeout_s)
+        return seconds
+
     def _prepare(self, tools: Sequence[ToolInfo]) -> PreparedSurface:
         """The effective catalog and described candidates, cached per catalog + surface."""
         base = self.catalogs.current()
@@ -659,20 +682,26 @@ class Resolver:
             result = await llm_task
         except TimeoutError:
             return (
-                self._fallback(state, offline, "llm_timeout_fallback", hint),
+                self._fallback(
+                    state,
+                    offline,
+                    "llm_timeout_fallback",
+                    hint,
+                    f"no answer within {request.timeout_s:.2f}s (llmTimeoutMs)",
+                ),
                 offline.classifier,
                 self._ms(t0),
             )
         except ClassifierTimeout as exc:
             return (
-                self._fallback(state, offline, exc.reason, hint),
+                self._fallback(state, offline, exc.reason, hint, str(exc)),
                 offline.classifier,
                 self._ms(t0),
             )
         except ClassifierError as exc:
             logger.warning("resolver: classifier failed (%s): %s", exc.reason, exc)
             return (
-                self._fallback(state, offline, exc.reason, hint),
+                self._fallback(state, offline, exc.reason, hint, str(exc)),
                 offline.classifier,
                 self._ms(t0),
             )
@@ -684,7 +713,8 @@ class Resolver:
         llm_ms = result.latency_ms if result.latency_ms is not None else self._ms(t0)
         if degenerate(result.selected, state.candidates, request.core_tools):
             logger.info("resolver: degenerate LLM answer (%d tools)", len(result.selected))
-            fallback = self._fallback(state, offline, "llm_degenerate_fallback", hint)
+            detail = f"the answer named {len(result.selected)} of {len(state.candidates)} tools"
+            fallback = self._fallback(state, offline, "llm_degenerate_fallback", hint, detail)
             return fallback, offline.classifier, llm_ms
         self._confidences.append(result.confidence)
         state = replace(state, llm_tools=result.selected, scores=dict(offline.scores))
@@ -710,10 +740,16 @@ class Resolver:
         return state, result.classifier, llm_ms
 
     def _fallback(
-        self, state: TurnState, offline: Classification, code: str, hint: CacheHint
+        self,
+        state: TurnState,
+        offline: Classification,
+        code: str,
+        hint: CacheHint,
+        detail: str = "",
     ) -> TurnState:
         """After an LLM fault: keyword cache + offline classifier, else the full surface."""
         reason: ReasonCode = code if code in LLM_FALLBACK_CODES else "llm_error_fallback"  # type: ignore[assignment]
+        state = replace(state, fallback=f"{reason}: {detail}" if detail else reason)
         if not offline.has_signal:
             state = replace(state, scores=offline.scores).reason(reason)
             if hint.has_signal:  # the cache stage adds its tools (`apply_cache`)
@@ -770,4 +806,5 @@ def as_dict(resolution: Resolution) -> dict[str, Any]:
         "usage": resolution.usage.model_dump() if resolution.usage else None,
         "summary": resolution.summary,
         "shadowToolsAllow": resolution.shadow_tools_allow,
+        "fallback": resolution.fallback,
     }

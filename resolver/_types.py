@@ -263,6 +263,9 @@ class Resolution(BaseModel):
     shadow_tools_allow: list[str] | None = None
     """Shadow mode: what the resolver would have allowed (``tools_allow`` is then ``None``,
     ``source`` is ``"shadow"``). ``None`` on every other turn."""
+    fallback: str | None = None
+    """Why the LLM classifier's answer was not used, when it was not: the reason code and the
+    fault ("llm_timeout_fallback: no answer from http://127.0.0.1:8080/v1 within 3.95s")."""
 
     @property
     def abstained(self) -> bool:

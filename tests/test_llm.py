@@ -88,6 +88,17 @@ async def test_selection_reaches_tools_allow(
     assert top["browser"] == pytest.approx(0.86)
 
 
+@pytest.mark.parametrize(("sent", "read"), [(42.5, 0.425), (100, 1.0), (0.9, 0.9)])
+async def test_a_confidence_over_1_is_read_as_a_percentage(
+    llm_server: LLMServer, surface: list[ToolInfo], sent: float, read: float
+) -> None:
+    """llama.cpp's grammar does not bound numbers: 42.5 (up to 100) is 42.5%, not a fault."""
+    llm_server.script(completion({**GOOD, "confidence": sent}))
+    res = await resolve(await resolver_for(llm_server.base_url), surface)
+    assert res.confidence == pytest.approx(read)
+    assert not any(code.endswith("_fallback") for code in res.reason_codes)
+
+
 async def test_attribution_on_the_wire(llm_server: LLMServer, surface: list[ToolInfo]) -> None:
     """user, x-openclaw-caller and metadata.tags (defaults, then configured, no duplicates)."""
     llm_server.script(completion(GOOD))
@@ -181,7 +192,7 @@ FAULTS: list[tuple[str, Reply | None, str]] = [
     ("refusal", completion(None, refusal="I can't help with that."), "llm_refusal_fallback"),
     ("content-filter", completion(None, finish_reason="content_filter"), "llm_refusal_fallback"),
     ("non-string-items", _answer(tools=["browser", 7, {"n": 1}]), "llm_invalid_output_fallback"),
-    ("confidence-above-1", _answer(confidence=1.7), "llm_invalid_output_fallback"),
+    ("confidence-above-100", _answer(confidence=150), "llm_invalid_output_fallback"),
     ("confidence-below-0", _answer(confidence=-0.2), "llm_invalid_output_fallback"),
     ("confidence-not-number", _answer(confidence="high"), "llm_invalid_output_fallback"),
     ("only-invented-tools", _answer(tools=["teleport", "fly"]), "llm_invalid_output_fallback"),

@@ -90,7 +90,7 @@ def test_documented_boolean_defaults_match_the_resolver_config() -> None:
             if f"default {word})" in prop.get("description", ""):
                 assert getattr(defaults, name) is (word == "true"), name
                 checked += 1
-    assert checked == 5 and defaults.log_decisions is True
+    assert checked >= 6 and defaults.log_decisions is True
     source = (EXTENSION / "index.js").read_text()
     assert "logDecisions: config.logDecisions !== false" in source
 

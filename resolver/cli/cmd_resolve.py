@@ -50,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"toolsAllow ({len(allow)} of {resolution.available_tools}): {', '.join(allow)}")
     print(f"reasons: {', '.join(resolution.reason_codes)}")
+    if resolution.fallback:
+        print(f"LLM fell back: {resolution.fallback}")
     scored = sorted((c for c in resolution.candidates if c.score > 0), key=lambda c: -c.score)
     if scored:
         print("top scores: " + ", ".join(f"{c.name} {c.score:.2f}" for c in scored[:8]))

@@ -179,6 +179,8 @@ class Sidecar:
         self.surface = SurfaceView()
         self._defaults = [t.name for t in default_surface()]
         self._background: set[asyncio.Future[None]] = set()
+        self._primed: int | None = None
+        """The surface the LLM prompt prefix was last primed for (``llmWarmUp``)."""
         self._pending: dict[str, PendingRefresh] = {}
         """Session ids/keys -> what a `refresh` still owes to their next turns."""
 
@@ -336,6 +338,29 @@ class Sidecar:
                 observer.note_warm(tools)  # the next turn on this surface is a warm one
 
         task = asyncio.ensure_future(asyncio.to_thread(work))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        if self.config is not None and self.config.llm_warm_up and self.surface.tools:
+            self._prime_soon(resolver, tools)
+
+    def _prime_soon(self, resolver: Resolver, tools: list[ToolInfo]) -> None:
+        """``llmWarmUp``: send the classifier prompt's prefix for this surface once, in the
+        background (a turn meanwhile goes to the endpoint as usual)."""
+        key = hash(tuple((t.name, t.description) for t in tools))
+        if key == self._primed:
+            return
+        self._primed = key
+
+        async def work() -> None:
+            try:
+                seconds = await resolver.prime(tools)
+            except Exception as exc:  # an optimisation: the turns still work without it
+                logger.warning("resolver sidecar: LLM warm-up failed: %s", exc)
+                return
+            if seconds is not None:
+                logger.info("resolver sidecar: LLM prompt prefix primed in %.1f s", seconds)
+
+        task = asyncio.ensure_future(work())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
