@@ -24,6 +24,9 @@ class ClassifyInput:
     """Seconds left for this classifier call."""
     core_tools: frozenset[str] = frozenset()
     """Always-on tools (the pipeline adds them; a classifier need not spend surface on them)."""
+    params: tuple[str, ...] = ()
+    """The host's parameter words of each candidate, aligned with `tools` (empty: none);
+    the offline classifier matches them, the LLM classifier never sees them."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ does; each cut is recorded with a reason code (README, "Input bounds"):
 - messages: the last `MAX_MESSAGES`; per message `MAX_MESSAGE_CHARS` of text, `MAX_PARTS`
   content parts and `MAX_CALLS` tool calls, and only the fields the resolver reads
   (``history_truncated``);
-- host tool descriptions and skills: `MAX_DESCRIPTION_CHARS` each, and all of a surface's
+- host tool descriptions and skills: `MAX_DESCRIPTION_CHARS` each (parameter words
+  `MAX_PARAMETERS_CHARS`), and all of a surface's
   descriptions together `MAX_SURFACE_CHARS` (each then gets an equal share, at least
   `MIN_DESCRIPTION_CHARS`); at most `MAX_SKILLS` skills (``description_truncated``);
 - session, agent and run ids: `MAX_ID_CHARS` (a longer id keeps its head and a hash of the
@@ -48,6 +49,8 @@ MAX_PARTS = 64
 MAX_CALLS = 64
 MAX_DESCRIPTION_CHARS = 8_000
 """Host descriptions of the default OpenClaw tools reach 5,324 characters (``automations``)."""
+MAX_PARAMETERS_CHARS = 1_500
+"""A tool's parameter words (`ToolInfo.parameters`)."""
 MAX_SURFACE_CHARS = 2_000_000
 """All host descriptions of one surface together (a bigger surface gets shorter ones)."""
 MIN_DESCRIPTION_CHARS = 200
@@ -241,6 +244,11 @@ def _bound_tools(tools: list[ToolInfo]) -> tuple[list[ToolInfo], bool]:
     out: list[ToolInfo] = []
     for tool in tools:
         name, desc = tool.name, tool.description
+        if len(tool.parameters) > MAX_PARAMETERS_CHARS:
+            tool = tool.model_copy(
+                update={"parameters": clip(tool.parameters, MAX_PARAMETERS_CHARS)}
+            )
+            cut = True
         if (
             len(desc) <= cap
             and (name.isascii() or _SURROGATE.search(name) is None)
@@ -249,7 +257,13 @@ def _bound_tools(tools: list[ToolInfo]) -> tuple[list[ToolInfo], bool]:
             out.append(tool)
             continue
         cut |= len(desc) > cap
-        out.append(ToolInfo(name=clean(name), description=clip(desc, cap)))
+        out.append(
+            ToolInfo(
+                name=clean(name),
+                description=clip(desc, cap),
+                parameters=clip(tool.parameters, MAX_PARAMETERS_CHARS),
+            )
+        )
     return out, cut
 
 

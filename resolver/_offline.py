@@ -41,6 +41,9 @@ NAME_WEIGHT = 3.0
 KEYWORD_WEIGHT = 2.0
 DESCRIPTION_WEIGHT = 1.0
 DESCRIPTION_TERMS = 4
+PARAMETER_WEIGHT = 0.6
+"""A word met only in the host's parameter schema (a property name, an enum value) counts
+this fraction of a description word."""
 """A tool's description contributes its strongest this-many query terms to a turn's score."""
 HISTORY_WEIGHT = 0.35
 HISTORY_DAMP = 0.3
@@ -49,6 +52,10 @@ TYPO_WEIGHT = 0.7
 K1 = 1.2
 B = 0.75
 RELATIVE_CUTOFF = 0.5
+CUTOFF_KEEP = 99
+"""At most this many tools come from the whole-prompt cut-off (a flat score distribution, many
+tools of one server sharing its name, does not fill the surface: the clause, coverage and
+server lists still add what the prompt's parts ask for)."""
 """Keep candidates scoring at least this fraction of the best score..."""
 WEAK_RELATIVE_CUTOFF = 0.45
 """...or this fraction when the best score is weak (widen for recall)."""
@@ -56,6 +63,10 @@ WEAK_SCORE = 5.0
 SEGMENT_RELATIVE_CUTOFF = 0.7
 SEGMENT_PICKS = 3
 BARE_AND = True
+FAMILY_SEPARATOR = "__"
+"""OpenClaw names an MCP server's tools ``<server>__<tool>``: those are a family."""
+FAMILY_PICKS = 3
+"""A family the prompt names keeps its best this-many tools."""
 CONVERSATION = True
 CONVERSATION_LEFT = 1
 CJK_CHARS_PER_WORD = 4
@@ -136,6 +147,9 @@ class _Index:
     """word -> ((phrase term, its words), ...): the multi-word keyword phrases each word is in"""
     markers: Markers | None = None
     """The catalog's conversation markers, ready to match"""
+    families: tuple[tuple[tuple[str, ...], tuple[int, ...]], ...] = ()
+    """Tool families (an MCP server's tools, ``<server>__<tool>``): (the server name's terms,
+    the member tools' indexes)"""
 
 
 def _script(term: str) -> str:
@@ -152,13 +166,16 @@ def _deletions(term: str) -> set[str]:
 
 
 def _build_index(
-    tools: Sequence[tuple[str, str]], catalog: EffectiveCatalog, key: tuple[str, int]
+    tools: Sequence[tuple[str, str]],
+    catalog: EffectiveCatalog,
+    key: tuple[str, int],
+    params: Sequence[str] = (),
 ) -> _Index:
     names = tuple(name for name, _ in tools)
     phrases: dict[str, tuple[str, ...]] = {}
     tf_per_tool: list[dict[str, float]] = []
     desc_per_tool: list[dict[str, float]] = []
-    for name, description in tools:
+    for position, (name, description) in enumerate(tools):
         tf: dict[str, float] = {}
         name_terms = tokens(name[:MAX_ID_CHARS])
         for term in name_terms:
@@ -195,10 +212,14 @@ def _build_index(
         for term, weight in loose.items():
             if term not in seen:  # a one-word keyword elsewhere counts in full
                 tf[term] = tf.get(term, 0.0) + weight
-        # A description counts each of its terms once: repeating a word adds nothing.
+        # A description counts each of its terms once: repeating a word adds nothing. The
+        # host's parameter words (names, enum values) count like description words, weaker.
         desc = dict.fromkeys(tokens(description), DESCRIPTION_WEIGHT)
-        for term in desc:
-            tf[term] = tf.get(term, 0.0) + DESCRIPTION_WEIGHT
+        if position < len(params) and params[position]:
+            for term in dict.fromkeys(tokens(params[position])):
+                desc.setdefault(term, PARAMETER_WEIGHT)
+        for term, weight in desc.items():
+            tf[term] = tf.get(term, 0.0) + weight
         tf_per_tool.append(tf)
         desc_per_tool.append(desc)
     # Length normalisation per script: a tool's Chinese/Japanese/Korean keywords do not make it
@@ -243,7 +264,23 @@ def _build_index(
         key,
         phrase_index,
         Markers.of(catalog.social + catalog.self_contained),
+        _families(names),
     )
+
+
+def _families(names: Sequence[str]) -> tuple[tuple[tuple[str, ...], tuple[int, ...]], ...]:
+    """Families of tools named ``<server>__<tool>`` (OpenClaw's MCP tools), 2+ members each."""
+    members: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        server, sep, rest = name.partition(FAMILY_SEPARATOR)
+        if sep and server and rest:
+            members.setdefault(server, []).append(i)
+    out = []
+    for server, idx in members.items():
+        terms = tuple(dict.fromkeys(tokens(server)))
+        if terms and len(idx) >= 2:
+            out.append((terms, tuple(idx)))
+    return tuple(out)
 
 
 def one_edit(a: str, b: str) -> bool:
@@ -444,23 +481,33 @@ class OfflineClassifier:
         self.semantic = semantic
         """The optional semantic extra (None: lexical only)."""
 
-    def warm(self, tools: tuple[tuple[str, str], ...], catalog: EffectiveCatalog) -> None:
+    def warm(
+        self,
+        tools: tuple[tuple[str, str], ...],
+        catalog: EffectiveCatalog,
+        params: tuple[str, ...] = (),
+    ) -> None:
         """Build (and cache) the index for a candidate set now, off the turn's path."""
-        index = self._index_for(tools, catalog)
+        index = self._index_for(tools, catalog, params)
         if self.semantic is not None:
             self.semantic.build(index.key, _passages(tools, catalog))
 
     def _index(self, request: ClassifyInput) -> _Index:
-        return self._index_for(request.tools, request.catalog)
+        return self._index_for(request.tools, request.catalog, request.params)
 
-    def _index_for(self, tools: tuple[tuple[str, str], ...], catalog: EffectiveCatalog) -> _Index:
-        key = (catalog.fingerprint, hash(tools))
+    def _index_for(
+        self,
+        tools: tuple[tuple[str, str], ...],
+        catalog: EffectiveCatalog,
+        params: tuple[str, ...] = (),
+    ) -> _Index:
+        key = (catalog.fingerprint, hash((tools, params)))
         with self._lock:
             index = self._indexes.get(key)
             if index is not None:
                 self._indexes.move_to_end(key)
                 return index
-        index = _build_index(tools, catalog, key)
+        index = _build_index(tools, catalog, key, params)
         with self._lock:
             self._indexes[key] = index
             while len(self._indexes) > self._max_indexes:
@@ -595,15 +642,17 @@ class OfflineClassifier:
             )
         weak = bar < WEAK_SCORE
         cutoff = bar * (WEAK_RELATIVE_CUTOFF if weak else RELATIVE_CUTOFF)
-        lists = [[names[i] for i in ranked if scores[i] >= cutoff]]
+        lists = [[names[i] for i in ranked if scores[i] >= cutoff][:CUTOFF_KEEP]]
         if COVERAGE:  # the request's own parts: the prompt's terms, not the history's
             own = self._query(index, task) if task.strip() else {}
             lists.append(
                 [names[i] for i in _coverage(index, own, bar, frozenset(request.core_tools))]
             )
+        if FAMILY_PICKS and index.families:
+            lists.extend(_family_lists(index, task, scores))
         if SEGMENTS:
             lists.extend(self._segment_lists(index, task))
-        clauses = len(lists) - 1 - int(COVERAGE)
+        clauses = len(lists) - 1 - int(COVERAGE) - families_named(index, task)
         cap = min(MAX_SELECTED_MULTI, max(MAX_SELECTED, PER_CLAUSE * clauses))
         chosen = _round_robin(lists, cap)
         second = scores[ranked[1]] if len(ranked) > 1 else 0.0
@@ -637,6 +686,28 @@ class OfflineClassifier:
                 floor = best * SEGMENT_RELATIVE_CUTOFF
                 lists.append([index.names[i] for i in order if seg_scores[i] >= floor])
         return lists
+
+
+def _named_families(index: _Index, text: str) -> list[tuple[int, ...]]:
+    """The families whose server name the text says ("in Notion", "with Google Maps")."""
+    words = set(tokens(text))
+    return [members for terms, members in index.families if all(t in words for t in terms)]
+
+
+def families_named(index: _Index, text: str) -> int:
+    """How many families the text names (each adds one list to the round robin)."""
+    return len(_named_families(index, text)) if FAMILY_PICKS and index.families else 0
+
+
+def _family_lists(index: _Index, text: str, scores: Sequence[float]) -> list[list[str]]:
+    """For each family the prompt names: its best `FAMILY_PICKS` tools (a named MCP server's
+    tools compete with each other, not with the built-in tools' richer lexicon)."""
+    lists = []
+    for members in _named_families(index, text):
+        best = sorted((i for i in members if scores[i] > 0), key=lambda i: -scores[i])
+        if best:
+            lists.append([index.names[i] for i in best[:FAMILY_PICKS]])
+    return lists
 
 
 def _contributions(index: _Index, query: Mapping[str, float]) -> dict[int, dict[str, float]]:

@@ -77,6 +77,8 @@ class PreparedSurface:
     """(name, effective description) of every candidate, in host order."""
     fingerprint: str
     """Hash of the host's names + descriptions and the effective descriptions."""
+    params: tuple[str, ...] = ()
+    """The host's parameter words of each candidate, aligned with `names`."""
 
 
 @dataclass(frozen=True)
@@ -419,7 +421,7 @@ class Resolver:
         self.llm = llm if llm is not None else _default_llm(self.config)
         self.observers = list(observers)
         self.clock = clock
-        self._prepared: dict[tuple[str, tuple[tuple[str, str], ...]], PreparedSurface] = {}
+        self._prepared: dict[tuple[str, tuple[tuple[str, str], ...], int], PreparedSurface] = {}
         key = self.config.api_key()
         self.cache = (
             cache
@@ -553,6 +555,7 @@ class Resolver:
             catalog=catalog,
             timeout_s=max(0.0, self.deadline_s - (self.clock() - start) - OFFLINE_RESERVE_S),
             core_tools=frozenset(config.core_tools),
+            params=prepared.params,
         )
         self.cache.maybe_reload(self.clock())
         hint = self.cache.suggest(request.prompt, names)
@@ -601,7 +604,7 @@ class Resolver:
     def warm(self, tools: Sequence[ToolInfo]) -> None:
         """Build the catalog view and the offline index for a surface ahead of its first turn."""
         prepared = self._prepare(tools)
-        self.offline.warm(prepared.described, prepared.catalog)
+        self.offline.warm(prepared.described, prepared.catalog, prepared.params)
 
     async def prime(self, tools: Sequence[ToolInfo], *, timeout_s: float = 180.0) -> float | None:
         """Send the LLM classifier's stable prompt prefix for this surface once, off any turn
@@ -627,19 +630,23 @@ class Resolver:
         """The effective catalog and described candidates, cached per catalog + surface."""
         base = self.catalogs.current()
         surface = tuple((t.name, t.description) for t in tools if t.name)
-        key = (base.fingerprint, surface)
+        words = tuple(t.parameters for t in tools if t.name)
+        key = (base.fingerprint, surface, hash(words))
         cached = self._prepared.get(key)
         if cached is not None:
             return cached
         host = dict(surface)
+        host_params = dict(zip((n for n, _ in surface), words, strict=True))
         names = tuple(dict.fromkeys(name for name, _ in surface))
         catalog = base.with_host_descriptions(list(host.items()))
         described = tuple((n, catalog.describe(n, host.get(n, ""))) for n in names)
+        params = tuple(host_params.get(n, "") for n in names)
         prepared = PreparedSurface(
             catalog=catalog,
             names=names,
             described=described,
-            fingerprint=hashlib.sha256(orjson.dumps([described, surface])).hexdigest()[:16],
+            fingerprint=hashlib.sha256(orjson.dumps([described, surface, params])).hexdigest()[:16],
+            params=params if any(params) else (),
         )
         if len(self._prepared) >= 8:
             self._prepared.pop(next(iter(self._prepared)))

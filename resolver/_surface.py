@@ -20,7 +20,8 @@ def default_surface() -> list[ToolInfo]:
 def load_tools_file(path: str | Path) -> list[ToolInfo]:
     """Read a tools file: a JSON list of tools, or an object with a ``tools`` list.
 
-    Each tool is ``{"name", "description"?}`` (extra keys such as ``parameters`` are ignored).
+    Each tool is ``{"name", "description"?, "parameters"?}`` (a JSON Schema, reduced to its
+    words for the offline classifier; other keys are ignored).
     """
     path, data = read_user_json(path, "tools file")
     items = data.get("tools") if isinstance(data, dict) else data
@@ -36,7 +37,11 @@ def load_tools_file(path: str | Path) -> list[ToolInfo]:
         elif isinstance(item, dict) and isinstance(item.get("name"), str):
             desc = item.get("description")
             tools.append(
-                ToolInfo(name=item["name"], description=desc if isinstance(desc, str) else "")
+                ToolInfo(
+                    name=item["name"],
+                    description=desc if isinstance(desc, str) else "",
+                    parameters=item.get("parameters"),
+                )
             )
         else:
             raise ConfigError(

@@ -353,3 +353,46 @@ def tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
 def normalize_prompt(prompt: str) -> str:
     """The exact-match key of a prompt: NFKC, case-folded, whitespace collapsed."""
     return " ".join(unicodedata.normalize("NFKC", prompt).casefold().split())
+
+
+def schema_text(schema: Any, limit: int = 1500) -> str:
+    """The words of a tool's parameter schema, for matching: property names, enum values and
+    short property descriptions, in schema order, at most `limit` characters ("subCommand:
+    history pause restart resume status undo"). Not a schema renderer: the LLM classifier is
+    never shown parameters."""
+    parts: list[str] = []
+    size = 0
+
+    def add(text: str) -> bool:
+        nonlocal size
+        if size >= limit:
+            return False
+        parts.append(text)
+        size += len(text) + 1
+        return True
+
+    def walk(node: Any, depth: int) -> None:
+        if depth > 6 or size >= limit or not isinstance(node, dict):
+            return
+        props = node.get("properties")
+        if isinstance(props, dict):
+            for name, sub in list(props.items())[:64]:
+                if not isinstance(name, str) or not add(name):
+                    return
+                if isinstance(sub, dict):
+                    desc = sub.get("description")
+                    if isinstance(desc, str) and desc:
+                        add(desc[:160])
+                    enum = sub.get("enum")
+                    if isinstance(enum, list):
+                        add(" ".join(str(v) for v in enum[:32] if isinstance(v, str | int)))
+                    walk(sub, depth + 1)
+        for key in ("items", "anyOf", "oneOf", "allOf"):
+            sub = node.get(key)
+            for item in sub if isinstance(sub, list) else [sub]:
+                walk(item, depth + 1)
+
+    if isinstance(schema, str):
+        return schema[:limit]
+    walk(schema, 0)
+    return " ".join(parts)[:limit]

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ._text import schema_text
 
 Source = Literal[
     "llm",  # the LLM classifier's selection
@@ -93,6 +95,17 @@ class ToolInfo(_HostModel):
     """The tool's name as the host matches it."""
     description: str = ""
     """The host's own description; used only where no catalog layer describes the tool."""
+    parameters: str = ""
+    """The words of the tool's parameter schema (property names, enum values, short property
+    descriptions; a JSON Schema object is reduced to them, `_text.schema_text`): matched by the
+    offline classifier, never sent to the LLM classifier."""
+
+    @field_validator("parameters", mode="before")
+    @classmethod
+    def _schema_words(cls, value: Any) -> str:
+        if value is None:
+            return ""
+        return value if isinstance(value, str) else schema_text(value)
 
 
 class ToolCall(_HostModel):

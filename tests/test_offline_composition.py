@@ -138,3 +138,43 @@ def test_chit_chat_gets_the_core_tools_only_on_the_default_surface() -> None:
     for prompt in ("haha thanks, you're the best", "thanks, that's all"):
         res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=default_surface())))
         assert set(res.tools_allow or []) == core, prompt
+
+
+def test_parameter_words_tell_siblings_apart(tmp_path: Path) -> None:
+    """Two tools of one server with the same description words: the one whose parameter
+    schema has the prompt's enum value ("undo") ranks first; parameters reach no LLM."""
+    tools = [
+        ToolInfo(
+            name="kube__kubectl_rollout",
+            description="Manage a deployment on the cluster",
+            parameters={"properties": {"subCommand": {"enum": ["history", "undo", "status"]}}},
+        ),
+        ToolInfo(
+            name="kube__kubectl_scale",
+            description="Manage a deployment on the cluster",
+            parameters={"properties": {"replicas": {"type": "integer"}}},
+        ),
+    ]
+    assert tools[0].parameters == "subCommand history undo status"
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None, coreTools=[]))
+    _, scores = run(resolver, "undo the last deployment change on the cluster", tools)
+    assert scores["kube__kubectl_rollout"] > scores["kube__kubectl_scale"]
+    _, scores = run(resolver, "set the deployment to 3 replicas", tools)
+    assert scores["kube__kubectl_scale"] > scores["kube__kubectl_rollout"]
+
+
+def test_the_sidecar_keeps_the_parameter_words_it_was_shown(tmp_path: Path) -> None:
+    """observe_surface's parameter words become the candidates' `parameters` and survive a
+    restart (the surface state file)."""
+    from resolver.hosts.openclaw._sidecar import SurfaceView
+
+    state = tmp_path / "surface.json"
+    view = SurfaceView(path=state)
+    view.observe(
+        [{"name": "kube__kubectl_rollout", "description": "d", "parameters": "subCommand undo"}],
+        None,
+        1.0,
+    )
+    view.save()
+    again = SurfaceView.load(state)
+    assert again.params == {"kube__kubectl_rollout": "subCommand undo"}

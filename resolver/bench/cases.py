@@ -26,12 +26,14 @@ from .._types import Message, ToolInfo
 
 
 class CaseTool(BaseModel):
-    """One candidate tool of a case file (extra keys such as ``parameters`` are ignored)."""
+    """One candidate tool of a case file (extra keys are ignored; ``parameters``, a JSON
+    Schema or its words, feeds the offline classifier as `ToolInfo.parameters` does)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     name: str = Field(min_length=1)
     description: str = ""
+    parameters: Any = None
 
 
 class BenchmarkCase(BaseModel):
@@ -152,7 +154,10 @@ def parse_case_file(raw: bytes, *, path: str) -> CaseSet:
             source=path,
         ) from None
     if file.tools is not None:
-        candidates = tuple(ToolInfo(name=t.name, description=t.description) for t in file.tools)
+        candidates = tuple(
+            ToolInfo(name=t.name, description=t.description, parameters=t.parameters)
+            for t in file.tools
+        )
         where = "the file's tools"
     elif file.surface is not None:
         surface_path = Path(path).parent / file.surface

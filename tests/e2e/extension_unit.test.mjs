@@ -305,6 +305,28 @@ test("a missing interpreter abstains", async () => {
   assert.equal(await a.hooks.before_prompt_build.handler(EVENT, CTX), undefined);
 });
 
+test("observe_surface carries the words of each tool's parameter schema, never the schema", async () => {
+  const s = setup();
+  const a = fakeApi({ pythonPath: s.python });
+  plugin.register(a.api);
+  const parameters = {
+    type: "object",
+    properties: {
+      subCommand: { type: "string", enum: ["history", "undo"], description: "Rollout subcommand" },
+      secretToken: { type: "string", default: "sk-should-not-travel" },
+    },
+  };
+  a.hooks.llm_input.handler(
+    { runId: "r1", sessionId: "s1", prompt: "p", tools: [{ name: "kubectl_rollout", description: "d", parameters }] },
+    CTX,
+  );
+  assert.ok(await waitFor(() => s.frames().some((f) => f.method === "observe_surface")));
+  const [tool] = s.frames().find((f) => f.method === "observe_surface").params.tools;
+  assert.equal(tool.parameters, "subCommand Rollout subcommand history undo secretToken");
+  assert.ok(!JSON.stringify(tool).includes("sk-should-not-travel"), "defaults are not words");
+  assert.equal(extension.schemaWords({ properties: { x: { enum: Array(100).fill("y".repeat(50)) } } }).length <= 1500, true);
+});
+
 test("llm_input and after_tool_call send fire-and-forget observations", async () => {
   const s = setup();
   const a = fakeApi({ pythonPath: s.python });

@@ -49,7 +49,14 @@ from pydantic import ValidationError
 
 from ..._config import ResolverConfig, load_config
 from ..._errors import ConfigError
-from ..._limits import MAX_CANDIDATES, MAX_DESCRIPTION_CHARS, MAX_MESSAGES, clean, clip
+from ..._limits import (
+    MAX_CANDIDATES,
+    MAX_DESCRIPTION_CHARS,
+    MAX_MESSAGES,
+    MAX_PARAMETERS_CHARS,
+    clean,
+    clip,
+)
 from ..._pipeline import Resolver, abstain, as_dict
 from ..._state import state_from_openclaw_ctx
 from ..._surface import default_surface
@@ -91,6 +98,8 @@ class SurfaceView:
 
     tools: dict[str, str] = field(default_factory=dict)
     """name -> description, the union of every surface the host showed."""
+    params: dict[str, str] = field(default_factory=dict)
+    """name -> the words of its parameter schema (`ToolInfo.parameters`), when shown."""
     last_full_view: float | None = None
     """Wall time the host last showed an un-narrowed surface (a turn the resolver abstained on)."""
     sessions: dict[str, None] = field(default_factory=dict)
@@ -111,6 +120,9 @@ class SurfaceView:
                     if isinstance(desc, str)
                     else self.tools.get(name, "")
                 )
+                words = tool.get("parameters")
+                if isinstance(words, str) and words:
+                    self.params[clean(name)] = clip(words, MAX_PARAMETERS_CHARS)
         if run_id is None or run_id in self.abstained_runs or self.last_full_view is None:
             self.last_full_view = now
         return len(self.tools)
@@ -142,6 +154,9 @@ class SurfaceView:
         tools = data.get("tools")
         if isinstance(tools, dict):
             view.tools = {k: v for k, v in tools.items() if isinstance(v, str)}
+        params = data.get("params")
+        if isinstance(params, dict):
+            view.params = {k: v for k, v in params.items() if isinstance(v, str)}
         seen = data.get("lastFullView")
         view.last_full_view = float(seen) if isinstance(seen, int | float) else None
         sessions = data.get("sessions")
@@ -156,6 +171,7 @@ class SurfaceView:
         payload = {
             "version": 1,
             "tools": self.tools,
+            "params": self.params,
             "lastFullView": self.last_full_view,
             "sessions": list(self.sessions)[-MAX_SESSIONS_SAVED:],
         }
@@ -367,7 +383,11 @@ class Sidecar:
     def _candidates(self) -> list[ToolInfo]:
         names = dict.fromkeys(self._defaults)
         names.update(dict.fromkeys(self.surface.tools))
-        return [ToolInfo(name=n, description=self.surface.tools.get(n, "")) for n in names]
+        view = self.surface
+        return [
+            ToolInfo(name=n, description=view.tools.get(n, ""), parameters=view.params.get(n, ""))
+            for n in names
+        ]
 
     async def resolve(self, event: Mapping[str, Any], ctx: Mapping[str, Any]) -> dict[str, Any]:
         if self.resolver is None:

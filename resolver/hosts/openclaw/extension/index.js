@@ -35,6 +35,7 @@ const MAX_TEXT_CHARS = 4000; // per message text (what the sidecar reads of it)
 const MAX_PARTS = 64; // content parts / tool calls per message
 const MAX_ID_CHARS = 256;
 const MAX_DESCRIPTION_CHARS = 8000; // per tool description in observe_surface
+const MAX_PARAMETER_CHARS = 1500; // per tool: the words of its parameter schema
 const MAX_TOOLS = 10000;
 const MAX_FRAME_CHARS = 4 * 1024 * 1024; // oldest messages are dropped until a frame fits
 const MAX_LINE_BYTES = 16 * 1024 * 1024;
@@ -246,6 +247,52 @@ export function encodeWithin(frame) {
   return `${line}\n`;
 }
 
+/**
+ * The words of a tool's parameter schema — property names, enum values, short property
+ * descriptions — at most MAX_PARAMETER_CHARS (resolver/_text.py schema_text does the same in
+ * Python). The sidecar's offline classifier matches them; the schema itself stays in the host.
+ */
+export function schemaWords(schema) {
+  const parts = [];
+  let size = 0;
+  const add = (text) => {
+    if (size >= MAX_PARAMETER_CHARS) return false;
+    parts.push(text);
+    size += text.length + 1;
+    return true;
+  };
+  const walk = (node, depth) => {
+    if (depth > 6 || size >= MAX_PARAMETER_CHARS || !isPlainObject(node)) return;
+    if (isPlainObject(node.properties)) {
+      for (const [name, sub] of Object.entries(node.properties).slice(0, 64)) {
+        if (!add(name)) return;
+        if (isPlainObject(sub)) {
+          if (typeof sub.description === "string" && sub.description) add(cut(sub.description, 160));
+          if (Array.isArray(sub.enum)) {
+            add(
+              sub.enum
+                .slice(0, 32)
+                .filter((v) => typeof v === "string" || typeof v === "number")
+                .join(" "),
+            );
+          }
+          walk(sub, depth + 1);
+        }
+      }
+    }
+    for (const key of ["items", "anyOf", "oneOf", "allOf"]) {
+      const sub = node[key];
+      for (const item of Array.isArray(sub) ? sub : [sub]) walk(item, depth + 1);
+    }
+  };
+  try {
+    walk(schema, 0);
+  } catch {
+    // a schema that cannot be walked contributes no words
+  }
+  return cut(parts.join(" "), MAX_PARAMETER_CHARS);
+}
+
 function describeTools(tools) {
   if (!Array.isArray(tools)) return undefined;
   const out = [];
@@ -254,7 +301,10 @@ function describeTools(tools) {
     const name = tool.name;
     if (typeof name !== "string" || !name) continue;
     const description = typeof tool.description === "string" ? tool.description : "";
-    out.push({ name, description: cut(description, MAX_DESCRIPTION_CHARS) });
+    const entry = { name, description: cut(description, MAX_DESCRIPTION_CHARS) };
+    const parameters = schemaWords(tool.parameters ?? tool.inputSchema);
+    if (parameters) entry.parameters = parameters;
+    out.push(entry);
     if (out.length >= MAX_TOOLS) break;
   }
   return out;
