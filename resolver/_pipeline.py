@@ -677,15 +677,26 @@ class Resolver:
         the ranked card) is computed in a worker thread while the request is in flight, so a
         cold offline index never eats the LLM's budget."""
         t0 = self.clock()
+        first: Classification | None = None
+        asked = request
+        if len(request.tools) > LLM_SHORTLIST_ABOVE:
+            # A large surface: the LLM reads the offline classifier's shortlist, not every tool
+            # (a 268-tool MCP catalog is ~40k prompt tokens; the floor keeps the offline picks).
+            async with asyncio.timeout(max(0.001, request.timeout_s)):
+                first = await asyncio.to_thread(self.offline.classify_sync, request)
+            asked = shortlist(request, first, LLM_SHORTLIST)
+        budget = max(0.001, request.timeout_s - (self.clock() - t0))
 
         async def ask() -> Classification:
-            async with asyncio.timeout(max(0.001, request.timeout_s)):
-                return await llm.classify(request)
+            async with asyncio.timeout(budget):
+                return await llm.classify(replace(asked, timeout_s=budget))
 
         llm_task = asyncio.ensure_future(ask())
         try:
             await asyncio.sleep(0)  # let the request start before the CPU-bound offline pass
-            offline = await asyncio.to_thread(self.offline.classify_sync, request)
+            if first is None:
+                first = await asyncio.to_thread(self.offline.classify_sync, request)
+            offline: Classification = first
             result = await llm_task
         except TimeoutError:
             return (
@@ -763,6 +774,31 @@ class Resolver:
                 return replace(state, source="keyword")
             return apply_full_surface(state, "full", "no_signal_full_surface")
         return apply_classification(state, offline, "keyword", reason)
+
+
+LLM_SHORTLIST_ABOVE = 80
+"""A surface of more candidates than this is shortlisted for the LLM classifier..."""
+LLM_SHORTLIST = 40
+"""...to the offline classifier's this-many best (plus its picks and the core tools)."""
+
+
+def shortlist(request: ClassifyInput, offline: Classification, size: int) -> ClassifyInput:
+    """`request` with only the offline classifier's `size` best-scoring candidates, its own
+    picks and the core tools (in the host's order; their parameter words kept aligned)."""
+    best = sorted((n for n, v in offline.scores.items() if v > 0), key=lambda n: -offline.scores[n])
+    keep = set(best[:size]) | set(offline.selected) | set(request.core_tools)
+    rows = [
+        (tool, request.params[i] if i < len(request.params) else "")
+        for i, tool in enumerate(request.tools)
+        if tool[0] in keep
+    ]
+    if not rows:  # nothing scored: the first `size` candidates, so the LLM still sees a list
+        rows = [(tool, "") for tool in request.tools[:size]]
+    return replace(
+        request,
+        tools=tuple(t for t, _ in rows),
+        params=tuple(p for _, p in rows) if request.params else (),
+    )
 
 
 def _default_llm(config: ResolverConfig) -> Classifier | None:
