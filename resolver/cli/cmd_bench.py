@@ -91,6 +91,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--curated", default=str(shipped_benchmark("benchmark-v1-curated.json")), metavar="CASES"
     )
     o.add_argument("--seal", default=None, metavar="CASES", help="a large case file (Seal-Tools)")
+    o.add_argument(
+        "--file",
+        dest="extra_files",
+        action="append",
+        default=[],
+        metavar="CASES",
+        help="another surface to time (a case file; repeatable), e.g. the MCP host's",
+    )
     o.add_argument("--turns", type=int, default=2000, metavar="N", help="timed turns per surface")
     o.add_argument("--md-out", metavar="OUT.md")
     o.add_argument(
@@ -296,7 +304,7 @@ def run_overhead(args: argparse.Namespace) -> int:
     from ..bench.harness import command_line
     from ..bench.overhead import measure, overhead_markdown
 
-    files = [args.curated] + ([args.seal] if args.seal else [])
+    files = [args.curated, *args.extra_files] + ([args.seal] if args.seal else [])
     results = [
         measure(path, turns=args.turns, semantic=semantic)
         for semantic in ((False, True) if args.semantic else (False,))
