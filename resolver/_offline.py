@@ -34,7 +34,7 @@ from ._catalog import EffectiveCatalog
 from ._classify import Classification, ClassifyInput
 from ._lang import latin_language, stopwords
 from ._limits import MAX_ID_CHARS
-from ._semantic import SemanticScorer, fuse, passage_text
+from ._semantic import SemanticScorer, conversation_head, fuse, passage_text
 from ._text import STOPWORDS, cjk_words, fold, has_cjk, tokens
 
 NAME_WEIGHT = 3.0
@@ -617,6 +617,11 @@ class OfflineClassifier:
         """Rank candidates and cut where the score drops off; cover every clause."""
         index = self._index(request)
         task = task_text(index.markers, request.prompt) if CONVERSATION else request.prompt
+        if task.strip() and self.semantic is not None and CONVERSATION:
+            head = conversation_head()
+            p = self.semantic.conversation(task)
+            if head is not None and p is not None and p >= head.threshold:
+                task = ""  # the semantic extra's head: conversation, no tool needed
         query = self._turn_query(index, request, task) if task.strip() else {}
         scores, semantic = self._scored(index, request, query, task)
         label = "offline+semantic" if semantic else "offline"

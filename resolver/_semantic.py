@@ -22,14 +22,19 @@ PyPI wheel: nothing is downloaded, it works offline). Install it with
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import math
 import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from ._data import data_dir
 from ._text import split_identifier
 
 logger = logging.getLogger("resolver")
@@ -122,6 +127,7 @@ class SemanticScorer:
         self._failed: str | None = None
         self._matrices: OrderedDict[Any, Any] = OrderedDict()
         self._building: set[Any] = set()
+        self._queries: OrderedDict[str, Any] = OrderedDict()
         self._max = max_matrices
         self._lock = threading.Lock()
 
@@ -191,6 +197,37 @@ class SemanticScorer:
             logger.debug("resolver: could not keep the semantic matrix in %s", path, exc_info=True)
         return matrix
 
+    def _query(self, encoder: Encoder, text: str) -> Any:
+        """The prompt's query vector (the last few are kept: a turn asks twice)."""
+        text = text[:MAX_QUERY_CHARS]
+        with self._lock:
+            vec = self._queries.get(text)
+        if vec is None:
+            vec = encoder.query(text)
+            with self._lock:
+                self._queries[text] = vec
+                while len(self._queries) > 16:
+                    self._queries.popitem(last=False)
+        return vec
+
+    def conversation(self, prompt: str) -> float | None:
+        """How likely the prompt is conversation (no tool needed), from the shipped head on
+        the prompt's embedding (`benchmark/train-conversation.py`); None when the model or the
+        head is not available (the turn then goes on lexically)."""
+        head = conversation_head()
+        encoder = self._encoder  # only once the model is loaded: never load it on a turn
+        if head is None or encoder is None or head.model != encoder.model_id:
+            return None
+        try:
+            vec = self._query(encoder, prompt)
+        except Exception:
+            logger.warning("resolver: semantic conversation check failed", exc_info=True)
+            return None
+        z = head.bias + head.scale * sum(
+            a * float(b) for a, b in zip(head.weights, vec, strict=False)
+        )
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
     def build_soon(self, key: Any, texts: Sequence[str]) -> None:
         """Start building a candidate set's matrix in a daemon thread (once)."""
         with self._lock:
@@ -222,7 +259,7 @@ class SemanticScorer:
         if matrix is None or encoder is None or len(matrix) < 2:
             return None
         try:
-            sims = (matrix @ encoder.query(prompt[:MAX_QUERY_CHARS])).astype("float64")
+            sims = (matrix @ self._query(encoder, prompt)).astype("float64")
         except Exception:  # the model failing on one prompt costs that turn its bonus, not more
             logger.warning("resolver: semantic scoring failed; this turn is lexical", exc_info=True)
             return None
@@ -231,6 +268,33 @@ class SemanticScorer:
             return None
         z: list[float] = ((sims - sims.mean()) / std).tolist()
         return z
+
+
+@dataclass(frozen=True)
+class ConversationHead:
+    """A logistic regression on the prompt's embedding: p(conversation)."""
+
+    model: str
+    weights: tuple[float, ...]
+    bias: float
+    scale: float
+    threshold: float
+
+
+@lru_cache(maxsize=1)
+def conversation_head() -> ConversationHead | None:
+    """The shipped head (``catalogs/conversation-e5.json``), or None when it is missing."""
+    try:
+        data = json.loads((data_dir("catalogs") / "conversation-e5.json").read_text())
+        return ConversationHead(
+            model=str(data["model"]),
+            weights=tuple(float(v) for v in data["weights"]),
+            bias=float(data["bias"]),
+            scale=float(data.get("scale", 1.0)),
+            threshold=float(data["threshold"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def fuse(lexical: Sequence[float], z: Sequence[float]) -> list[float]:
