@@ -200,3 +200,28 @@ def test_a_model_fault_on_a_turn_leaves_that_turn_lexical(
     res = asyncio.run(fused.resolve(TurnRequest(prompt="send an email to Ana", tools=TOOLS)))
     assert res.tools_allow == ["send_email"] and res.classifier == "offline"
     assert "semantic scoring failed" in caplog.text
+
+
+def test_the_conversation_head_keeps_social_turns_to_the_core_tools() -> None:
+    """With the model, 'haha that screenshot was so cursed' (a tool's word, no request) gets
+    no tool, while 'remind me at 9 to call mom' still gets the reminder tool; the head's
+    threshold is the one trained for at most 1% of tasks lost."""
+    from resolver._semantic import conversation_head
+    from resolver._surface import default_surface
+
+    head = conversation_head()
+    assert head is not None and 0.5 <= head.threshold < 1.0
+    config = ResolverConfig(catalogOverridesFile=None, offlineSemantic=True, keywordCacheFile=None)
+    fused = Resolver(config)
+    fused.warm(default_surface())
+    core = set(config.core_tools)
+    social = asyncio.run(
+        fused.resolve(
+            TurnRequest(prompt="haha that screenshot was so cursed", tools=default_surface())
+        )
+    )
+    assert set(social.tools_allow or []) == core
+    task = asyncio.run(
+        fused.resolve(TurnRequest(prompt="remind me at 9 to call mom", tools=default_surface()))
+    )
+    assert "automations" in (task.tools_allow or [])
