@@ -5,6 +5,8 @@ Usage: python benchmark/language-breakdown.py RESULT.json [RESULT.json ...] [--m
 - Curated set (`benchmark-v1-curated.json`): the language of a multilingual case is its id
   prefix (``ml-zh-``, ``ml-ja-``, ...); every other case is English (typos and informal writing
   reported apart).
+- Compositional set (`benchmark-v1-compositional.json`): ``meta.lang`` names each case's
+  language (no paired comparison: its cases are written natively, not translated).
 - Parallel set (`benchmark-v1-parallel.json`): every source case exists in English, Chinese,
   Japanese, Korean, Spanish and hastily typed English (``meta.lang``), so each language is
   compared with the *same* English prompts: the table adds the discordant pairs (English hit /
@@ -66,7 +68,7 @@ def section(path: str) -> list[str]:
         total[g] += 1
         hits[g] += case["id"] not in failed
         meta = case.get("meta") or {}
-        if meta.get("lang") == "en":
+        if meta.get("lang") == "en" and "sourceId" in meta:  # a parallel set's English prompt
             english_hit[meta["sourceId"]] = case["id"] not in failed
     paired = bool(english_hit)
     worse, better = Counter[str](), Counter[str]()
