@@ -28,23 +28,23 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ._catalog import EffectiveCatalog
 from ._classify import Classification, ClassifyInput
+from ._conversation import Markers, task_text
 from ._lang import latin_language, stopwords
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, conversation_head, fuse, passage_text
-from ._text import STOPWORDS, cjk_words, fold, has_cjk, tokens
+from ._text import cjk_words, fold, has_cjk, tokens
 
 NAME_WEIGHT = 3.0
 KEYWORD_WEIGHT = 2.0
 DESCRIPTION_WEIGHT = 1.0
 DESCRIPTION_TERMS = 4
+"""A tool's description contributes its strongest this-many query terms to a turn's score."""
 PARAMETER_WEIGHT = 0.6
 """A word met only in the host's parameter schema (a property name, an enum value) counts
 this fraction of a description word."""
-"""A tool's description contributes its strongest this-many query terms to a turn's score."""
 HISTORY_WEIGHT = 0.35
 HISTORY_DAMP = 0.3
 """History weighs this much less when the prompt alone has strong evidence."""
@@ -52,28 +52,16 @@ TYPO_WEIGHT = 0.7
 K1 = 1.2
 B = 0.75
 RELATIVE_CUTOFF = 0.5
-CUTOFF_KEEP = 99
-"""At most this many tools come from the whole-prompt cut-off (a flat score distribution, many
-tools of one server sharing its name, does not fill the surface: the clause, coverage and
-server lists still add what the prompt's parts ask for)."""
 """Keep candidates scoring at least this fraction of the best score..."""
 WEAK_RELATIVE_CUTOFF = 0.45
 """...or this fraction when the best score is weak (widen for recall)."""
 WEAK_SCORE = 5.0
 SEGMENT_RELATIVE_CUTOFF = 0.7
 SEGMENT_PICKS = 3
-BARE_AND = True
 FAMILY_SEPARATOR = "__"
 """OpenClaw names an MCP server's tools ``<server>__<tool>``: those are a family."""
 FAMILY_PICKS = 3
 """A family the prompt names keeps its best this-many tools."""
-CONVERSATION = True
-CONVERSATION_LEFT = 1
-CJK_CHARS_PER_WORD = 4
-"""A clause with a conversation marker stays conversation with at most this many other words."""
-COVERAGE = True
-SEGMENTS = True
-CUTOFF_SKIPS_CORE = True
 COVERAGE_PICKS = 6
 """At most this many tools (core tools aside) from the coverage pass (`_coverage`)..."""
 COVERAGE_RELATIVE = 0.1
@@ -110,10 +98,10 @@ PHRASE_PART_WEIGHT = 0.35
 """...while one of its words alone counts only this fraction of one ("boss" alone is not
 "ask my boss"; "tokyo" alone is not the "tokyo night" theme)."""
 PHRASE_SLACK = 3
+"""A phrase's words match when they all fall within len(phrase) + this many prompt words."""
 NAME_PHRASE_WEIGHT = 1.0
 """A tool name of two or more words found whole in the prompt counts this many extra name
 matches."""
-"""A phrase's words match when they all fall within len(phrase) + this many prompt words."""
 
 _SEGMENT_SPLIT = re.compile(
     r"(?:[.!?;。！？；，、\n]+\s*"
@@ -312,130 +300,6 @@ def _near_terms(index: _Index, term: str) -> list[str]:
     return sorted(t for t in found if one_edit(term, t))
 
 
-@dataclass(frozen=True)
-class Markers:
-    """Conversation markers, ready to match: Latin ones as term sequences (stop words kept),
-    CJK ones as folded strings."""
-
-    latin: Mapping[str, tuple[tuple[str, ...], ...]]
-    """first term -> marker term sequences starting with it"""
-    cjk: tuple[str, ...]
-
-    @classmethod
-    def of(cls, phrases: Sequence[str]) -> Markers | None:
-        if not phrases:
-            return None
-        latin: dict[str, list[tuple[str, ...]]] = {}
-        cjk: list[str] = []
-        for phrase in phrases:
-            if has_cjk(phrase):
-                folded = fold(phrase).replace(" ", "")
-                if len(folded) >= 2:
-                    cjk.append(folded)
-                continue
-            # all its words, function words too, in order; a word or two may come between
-            # ("write a haiku" in "write me a haiku")
-            terms = tuple(tokens(phrase, keep_stopwords=True))
-            if terms:
-                latin.setdefault(terms[0], []).append(terms)
-        return cls({k: tuple(v) for k, v in latin.items()}, tuple(dict.fromkeys(cjk)))
-
-
-_CLAUSE_SPLIT = re.compile(
-    r"[.!?;。！？；，、,\n…~〜]+|\s[-–—]+\s|\s+(?:but|then|also)\s+", re.IGNORECASE
-)
-_QUOTED = re.compile(
-    r"(?<![A-Za-z0-9])['‘](?:[^'’\n]|(?<=[A-Za-z])['’](?=[A-Za-z])){1,400}['’](?![A-Za-z0-9])"
-    r"|[\"“][^\"”\n]{1,400}[\"”]|「[^」]{1,400}」|『[^』]{1,400}』|«[^»]{1,400}»"
-)
-"""Quoted text: what to translate, send or explain — payload, not the request."""
-_HIDDEN = re.compile("\x00(\\d+)\x00")
-
-
-def conversational(markers: Markers | None, clause: str) -> bool:
-    """Whether a clause is conversation, not a task: it has a conversation marker ("thanks
-    for ...", "good night", "explain ...", "translate '...'") and, once the marker, quoted text
-    and function words are set aside, at most `CONVERSATION_LEFT` words (CJK: about three
-    characters a word) remain."""
-    if markers is None:
-        return False
-    terms = tokens(clause, keep_stopwords=True)
-    covered = [False] * len(terms)
-    found = False
-    for i, term in enumerate(terms):
-        for marker in markers.latin.get(term, ()):
-            spots = _in_order(terms, i, marker)
-            if spots:
-                found = True
-                for j in spots:
-                    covered[j] = True
-    folded = fold(clause).replace(" ", "")
-    cjk_left = folded
-    for cjk_marker in markers.cjk:
-        if cjk_marker in cjk_left:
-            found = True
-            cjk_left = cjk_left.replace(cjk_marker, " ")
-    if not found:
-        return False
-    function = _function_words()
-    left = [
-        t
-        for j, t in enumerate(terms)
-        if not covered[j]
-        and not has_cjk(t)
-        and t not in STOPWORDS
-        and t not in function
-        and not t.isdigit()
-        and len(t) > 1
-    ]
-    cjk_chars = sum(1 for ch in cjk_left if has_cjk(ch))
-    return len(left) + cjk_chars / CJK_CHARS_PER_WORD <= CONVERSATION_LEFT
-
-
-def _in_order(terms: Sequence[str], start: int, marker: Sequence[str]) -> list[int]:
-    """Positions of `marker`'s words in `terms` from `start`, in order, each at most two
-    words after the previous one ([] when they are not there)."""
-    spots = [start]
-    at = start
-    for word in marker[1:]:
-        nxt = next((j for j in range(at + 1, min(len(terms), at + 3)) if terms[j] == word), -1)
-        if nxt < 0:
-            return []
-        spots.append(nxt)
-        at = nxt
-    return spots
-
-
-@lru_cache(maxsize=1)
-def _function_words() -> frozenset[str]:
-    """Every language's function words (for counting what a conversational clause holds)."""
-    return frozenset().union(*stopwords().values())
-
-
-def task_text(markers: Markers | None, prompt: str) -> str:
-    """The prompt without its conversational clauses ("thanks! now remind me at 9" -> "now
-    remind me at 9"); '' when every clause is conversation. Quoted text is set aside while the
-    clauses are judged ("translate 'I'm late, sorry' to French" is one clause, conversation)
-    and kept in the clauses that stay."""
-    if markers is None:
-        return prompt
-    quoted: list[str] = []
-
-    def hide(match: re.Match[str]) -> str:
-        quoted.append(match.group(0))
-        return f"\x00{len(quoted) - 1}\x00"
-
-    masked = _QUOTED.sub(hide, prompt)  # quoted text is payload: it neither makes a clause
-    clauses = [c for c in _CLAUSE_SPLIT.split(masked) if c and c.strip()]  # a task nor splits it
-    if not clauses:
-        return prompt
-    kept = [c for c in clauses if not conversational(markers, c)]
-    if len(kept) == len(clauses):
-        return prompt
-    text = " . ".join(c.strip() for c in kept)
-    return _HIDDEN.sub(lambda m: quoted[int(m.group(1))], text)
-
-
 def _phrases_in(index: _Index, words: Sequence[str]) -> list[str]:
     """The multi-word keyword phrases whose words all occur close together in `words`."""
     positions: dict[str, list[int]] = {}
@@ -616,8 +480,8 @@ class OfflineClassifier:
     def classify_sync(self, request: ClassifyInput) -> Classification:
         """Rank candidates and cut where the score drops off; cover every clause."""
         index = self._index(request)
-        task = task_text(index.markers, request.prompt) if CONVERSATION else request.prompt
-        if task.strip() and self.semantic is not None and CONVERSATION:
+        task = task_text(index.markers, request.prompt)
+        if task.strip() and self.semantic is not None:
             head = conversation_head()
             p = self.semantic.conversation(task)
             if head is not None and p is not None and p >= head.threshold:
@@ -629,12 +493,9 @@ class OfflineClassifier:
         positive = [i for i, v in enumerate(scores) if v > 0]
         ranked = sorted(positive, key=lambda i: (-scores[i], names[i]))
         top = scores[ranked[0]] if ranked else 0.0
-        if CUTOFF_SKIPS_CORE:
-            # core tools are in every surface: they do not set the bar for the others
-            free = [i for i in ranked if names[i] not in request.core_tools]
-            bar = scores[free[0]] if free else top
-        else:
-            bar = top
+        # core tools are in every surface: they do not set the bar for the others
+        free = [i for i in ranked if names[i] not in request.core_tools]
+        bar = scores[free[0]] if free else top
         rounded = {names[i]: round(scores[i], 4) for i in ranked}
         if top <= 0.0:
             return Classification(
@@ -647,17 +508,14 @@ class OfflineClassifier:
             )
         weak = bar < WEAK_SCORE
         cutoff = bar * (WEAK_RELATIVE_CUTOFF if weak else RELATIVE_CUTOFF)
-        lists = [[names[i] for i in ranked if scores[i] >= cutoff][:CUTOFF_KEEP]]
-        if COVERAGE:  # the request's own parts: the prompt's terms, not the history's
-            own = self._query(index, task) if task.strip() else {}
-            lists.append(
-                [names[i] for i in _coverage(index, own, bar, frozenset(request.core_tools))]
-            )
+        lists = [[names[i] for i in ranked if scores[i] >= cutoff]]
+        # the request's own parts: the prompt's terms, not the history's
+        own = self._query(index, task) if task.strip() else {}
+        lists.append([names[i] for i in _coverage(index, own, bar, frozenset(request.core_tools))])
         if FAMILY_PICKS and index.families:
             lists.extend(_family_lists(index, task, scores))
-        if SEGMENTS:
-            lists.extend(self._segment_lists(index, task))
-        clauses = len(lists) - 1 - int(COVERAGE) - families_named(index, task)
+        lists.extend(self._segment_lists(index, task))
+        clauses = len(lists) - 2 - families_named(index, task)
         cap = min(MAX_SELECTED_MULTI, max(MAX_SELECTED, PER_CLAUSE * clauses))
         chosen = _round_robin(lists, cap)
         second = scores[ranked[1]] if len(ranked) > 1 else 0.0
@@ -675,8 +533,7 @@ class OfflineClassifier:
     def _segment_lists(self, index: _Index, prompt: str) -> list[list[str]]:
         """Per clause of a multi-part prompt: its best tools, best first."""
         pieces = _SEGMENT_SPLIT.split(prompt)
-        if BARE_AND:
-            pieces = [p for piece in pieces if piece for p in _BARE_AND.split(piece)]
+        pieces = [p for piece in pieces if piece for p in _BARE_AND.split(piece)]
         segments = [s for s in pieces if s and len(s.strip()) > 2]
         if len(segments) < 2:
             return []

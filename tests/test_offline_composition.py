@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
-from resolver._offline import Markers, conversational, task_text
+from resolver._conversation import Markers, conversational, task_text
 from resolver._surface import default_surface
 from resolver._text import stem, tokens
 

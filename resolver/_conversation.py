@@ -1,0 +1,147 @@
+"""Conversation or task? Which clauses of a prompt are conversation, so they need no tool.
+
+A clause made of a conversation marker — thanks, greetings, farewells, acknowledgements,
+laughter, compliments, small talk, "explain ...", "translate '...'", "write a haiku ..." (the
+catalog's ``conversation`` section, any language) — and at most `CONVERSATION_LEFT` other words
+is conversation; the offline classifier matches only the other clauses (`task_text`). Quoted
+text is payload: it neither makes a clause a task nor splits it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ._lang import stopwords
+from ._text import STOPWORDS, fold, has_cjk, tokens
+
+CONVERSATION_LEFT = 1
+"""A clause with a conversation marker stays conversation with at most this many other words."""
+CJK_CHARS_PER_WORD = 4
+"""How many CJK characters count as one word of what is left of a clause."""
+
+
+@dataclass(frozen=True)
+class Markers:
+    """Conversation markers, ready to match: Latin ones as term sequences (stop words kept),
+    CJK ones as folded strings."""
+
+    latin: Mapping[str, tuple[tuple[str, ...], ...]]
+    """first term -> marker term sequences starting with it"""
+    cjk: tuple[str, ...]
+
+    @classmethod
+    def of(cls, phrases: Sequence[str]) -> Markers | None:
+        if not phrases:
+            return None
+        latin: dict[str, list[tuple[str, ...]]] = {}
+        cjk: list[str] = []
+        for phrase in phrases:
+            if has_cjk(phrase):
+                folded = fold(phrase).replace(" ", "")
+                if len(folded) >= 2:
+                    cjk.append(folded)
+                continue
+            # all its words, function words too, in order; a word or two may come between
+            # ("write a haiku" in "write me a haiku")
+            terms = tuple(tokens(phrase, keep_stopwords=True))
+            if terms:
+                latin.setdefault(terms[0], []).append(terms)
+        return cls({k: tuple(v) for k, v in latin.items()}, tuple(dict.fromkeys(cjk)))
+
+
+_CLAUSE_SPLIT = re.compile(
+    r"[.!?;。！？；，、,\n…~〜]+|\s[-–—]+\s|\s+(?:but|then|also)\s+", re.IGNORECASE
+)
+_QUOTED = re.compile(
+    r"(?<![A-Za-z0-9])['‘](?:[^'’\n]|(?<=[A-Za-z])['’](?=[A-Za-z])){1,400}['’](?![A-Za-z0-9])"
+    r"|[\"“][^\"”\n]{1,400}[\"”]|「[^」]{1,400}」|『[^』]{1,400}』|«[^»]{1,400}»"
+)
+"""Quoted text: what to translate, send or explain — payload, not the request."""
+_HIDDEN = re.compile("\x00(\\d+)\x00")
+
+
+def conversational(markers: Markers | None, clause: str) -> bool:
+    """Whether a clause is conversation, not a task: it has a conversation marker ("thanks
+    for ...", "good night", "explain ...", "translate '...'") and, once the marker, quoted text
+    and function words are set aside, at most `CONVERSATION_LEFT` words (CJK: about three
+    characters a word) remain."""
+    if markers is None:
+        return False
+    terms = tokens(clause, keep_stopwords=True)
+    covered = [False] * len(terms)
+    found = False
+    for i, term in enumerate(terms):
+        for marker in markers.latin.get(term, ()):
+            spots = _in_order(terms, i, marker)
+            if spots:
+                found = True
+                for j in spots:
+                    covered[j] = True
+    folded = fold(clause).replace(" ", "")
+    cjk_left = folded
+    for cjk_marker in markers.cjk:
+        if cjk_marker in cjk_left:
+            found = True
+            cjk_left = cjk_left.replace(cjk_marker, " ")
+    if not found:
+        return False
+    function = _function_words()
+    left = [
+        t
+        for j, t in enumerate(terms)
+        if not covered[j]
+        and not has_cjk(t)
+        and t not in STOPWORDS
+        and t not in function
+        and not t.isdigit()
+        and len(t) > 1
+    ]
+    cjk_chars = sum(1 for ch in cjk_left if has_cjk(ch))
+    return len(left) + cjk_chars / CJK_CHARS_PER_WORD <= CONVERSATION_LEFT
+
+
+def _in_order(terms: Sequence[str], start: int, marker: Sequence[str]) -> list[int]:
+    """Positions of `marker`'s words in `terms` from `start`, in order, each at most two
+    words after the previous one ([] when they are not there)."""
+    spots = [start]
+    at = start
+    for word in marker[1:]:
+        nxt = next((j for j in range(at + 1, min(len(terms), at + 3)) if terms[j] == word), -1)
+        if nxt < 0:
+            return []
+        spots.append(nxt)
+        at = nxt
+    return spots
+
+
+@lru_cache(maxsize=1)
+def _function_words() -> frozenset[str]:
+    """Every language's function words (for counting what a conversational clause holds)."""
+    return frozenset().union(*stopwords().values())
+
+
+def task_text(markers: Markers | None, prompt: str) -> str:
+    """The prompt without its conversational clauses ("thanks! now remind me at 9" -> "now
+    remind me at 9"); '' when every clause is conversation. Quoted text is set aside while the
+    clauses are judged ("translate 'I'm late, sorry' to French" is one clause, conversation)
+    and kept in the clauses that stay."""
+    if markers is None:
+        return prompt
+    quoted: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        quoted.append(match.group(0))
+        return f"\x00{len(quoted) - 1}\x00"
+
+    masked = _QUOTED.sub(hide, prompt)  # quoted text is payload: it neither makes a clause
+    clauses = [c for c in _CLAUSE_SPLIT.split(masked) if c and c.strip()]  # a task nor splits it
+    if not clauses:
+        return prompt
+    kept = [c for c in clauses if not conversational(markers, c)]
+    if len(kept) == len(clauses):
+        return prompt
+    text = " . ".join(c.strip() for c in kept)
+    return _HIDDEN.sub(lambda m: quoted[int(m.group(1))], text)
