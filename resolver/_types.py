@@ -57,6 +57,7 @@ ReasonCode = Literal[
     "deadline_exceeded",
     "surface_unknown_abstain",
     "surface_refresh_abstain",
+    "mcp_surface_unknown_abstain",
     "empty_surface_abstain",
     "state_ineligible_excluded",
     "catalog_layer_invalid",

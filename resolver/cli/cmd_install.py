@@ -1,11 +1,17 @@
-"""`resolver install openclaw` / `resolver uninstall openclaw`: put the extension in place."""
+"""`resolver install openclaw` / `resolver uninstall openclaw`: put the extension in place;
+`resolver openclaw sync-mcp`: list the MCP servers' tools for the sidecar."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
+from .._errors import ConfigError
 from ._common import config_from_args
+
+if TYPE_CHECKING:
+    from ..hosts.openclaw._mcp import SyncReport
 
 OFF_WHEN_EMPTY = frozenset({"catalog_overrides_file", "keyword_cache_file", "surface_state_file"})
 """File keys whose ``""``/null turns the file off (OpenClaw's schema takes strings only)."""
@@ -21,16 +27,52 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="FILE",
         help="resolver config JSON to write into the plugin entry's config",
     )
+    p.add_argument(
+        "--no-mcp-sync",
+        action="store_true",
+        help="do not list the tools of openclaw.json's MCP servers now "
+        "(see `resolver openclaw sync-mcp`)",
+    )
     p.set_defaults(func=run_install)
     u = sub.add_parser("uninstall", help="remove the resolver from a host (openclaw)")
     u.add_argument("host", choices=["openclaw"])
     u.add_argument("--openclaw-home", metavar="DIR", help="OpenClaw home (default ~/.openclaw)")
     u.set_defaults(func=run_uninstall)
+    o = sub.add_parser("openclaw", help="OpenClaw host tasks: sync-mcp")
+    osub = o.add_subparsers(dest="openclaw_command", metavar="ACTION")
+    osub.required = True
+    m = osub.add_parser(
+        "sync-mcp",
+        help="list the tools of openclaw.json's MCP servers for the sidecar",
+        description=(
+            "Starts every enabled stdio server under mcp.servers in openclaw.json (as "
+            "`openclaw mcp probe` does), lists its tools under the names OpenClaw gives them "
+            "(<server>__<tool>) and writes them into the sidecar's surface state "
+            "(surfaceStateFile). OpenClaw 2026.9.6 does not show MCP tools to plugins, so until "
+            "a server is synced every turn keeps the full surface (mcp_surface_unknown_abstain). "
+            "Run it again after adding or changing an MCP server."
+        ),
+    )
+    m.add_argument("--openclaw-home", metavar="DIR", help="OpenClaw home (default ~/.openclaw)")
+    m.add_argument(
+        "--server",
+        action="append",
+        metavar="NAME",
+        help="only this server (repeatable; default every enabled stdio server)",
+    )
+    m.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="per server, from start to its last tools/list page (default 30)",
+    )
+    m.set_defaults(func=run_sync_mcp)
 
 
 def run_install(args: argparse.Namespace) -> int:
     from .._config import PLUGIN_CONFIG_PATH
-    from ..hosts.openclaw._install import install
+    from ..hosts.openclaw._install import install, sync_mcp
 
     extra = {}
     if args.config:
@@ -61,8 +103,47 @@ def run_install(args: argparse.Namespace) -> int:
         )
     if done.backup:
         print(f"backup:    {done.backup}")
+    code = 0
+    if not args.no_mcp_sync:
+        code = _print_sync(sync_mcp(home=args.openclaw_home))
     print("Start a new OpenClaw session (or `openclaw plugins reload`) to activate it.")
-    return 0
+    return code
+
+
+def run_sync_mcp(args: argparse.Namespace) -> int:
+    from ..hosts.openclaw._install import sync_mcp
+
+    if args.timeout is not None and not 0 < args.timeout <= 600:
+        raise ConfigError("--timeout: give seconds between 0 and 600")
+    done = sync_mcp(home=args.openclaw_home, only=args.server, timeout=args.timeout)
+    if done is None:
+        print("nothing to sync: openclaw.json has no mcp.servers (or surfaceStateFile is off)")
+        return 0
+    return _print_sync(done)
+
+
+def _print_sync(done: SyncReport | None) -> int:
+    """One line per MCP server; 1 when a server could not be listed (its tools stay unknown,
+    and the sidecar keeps the full surface)."""
+    if done is None:
+        return 0
+    failed = 0
+    for server in done.servers:
+        if server.error is not None:
+            failed += 1
+            print(f"mcp:       {server.name}: FAILED ({server.error}); its turns keep every tool")
+        elif server.skipped is not None:
+            print(f"mcp:       {server.name}: skipped ({server.skipped})")
+        else:
+            print(f"mcp:       {server.name}: {len(server.tools)} tools ({server.seconds:.1f} s)")
+    print(f"surface:   {done.state_file} ({done.tools} MCP tools listed)")
+    if failed:
+        print(
+            f"resolver: {failed} MCP server(s) could not be listed; fix them (`openclaw mcp "
+            "probe`) and run `resolver openclaw sync-mcp` again",
+            file=sys.stderr,
+        )
+    return 1 if failed else 0
 
 
 def run_uninstall(args: argparse.Namespace) -> int:

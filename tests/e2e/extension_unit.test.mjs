@@ -131,6 +131,29 @@ test("many register() calls share one child; configure is its first frame", asyn
   assert.deepEqual(resolveFrame.params.ctx, CTX);
 });
 
+test("configure carries OpenClaw's mcp.servers (name, enabled; declaration order) from api.config", async () => {
+  const s = setup();
+  const a = fakeApi({ pythonPath: s.python });
+  a.api.config = {
+    mcp: { servers: { github: { command: "gh-mcp" }, off: { command: "x", enabled: false }, bad: 5 } },
+  };
+  plugin.register(a.api);
+  await a.hooks.before_prompt_build.handler(EVENT, CTX);
+  const configure = s.frames().find((f) => f.method === "configure");
+  assert.deepEqual(configure.params.host, {
+    mcpServers: [
+      { name: "github", enabled: true },
+      { name: "off", enabled: false },
+    ],
+  });
+  assert.deepEqual(extension.mcpServerList(undefined), []);
+  assert.deepEqual(extension.mcpServerList({ mcp: { servers: [] } }), []);
+  const many = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`s${i}`, {}]));
+  assert.equal(extension.mcpServerList({ mcp: { servers: many } }).length, 64);
+  const hostile = { get mcp() { throw new Error("boom"); } };
+  assert.deepEqual(extension.mcpServerList(hostile), []);
+});
+
 test("resolve params carry only the last 50 messages and JSON-safe ctx fields", async () => {
   const s = setup();
   const a = fakeApi({ pythonPath: s.python });

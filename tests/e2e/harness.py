@@ -22,6 +22,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,6 +203,7 @@ class OpenClawHome:
         plugin_config: dict[str, Any] | None = None,
         *,
         link: bool = False,
+        args: Sequence[str] = (),
     ) -> subprocess.CompletedProcess[str]:
         """Put the plugin in place the way users do: ``resolver install openclaw``.
 
@@ -213,16 +215,25 @@ class OpenClawHome:
         cmd += ["--openclaw-home", str(self.config_path.parent)]
         if link:
             cmd.append("--link")
+        cmd += list(args)
         if plugin_config:
             cfg = self.home / "resolver-config.json"
             cfg.write_text(json.dumps(plugin_config))
             cmd += ["--config", str(cfg)]
         env = {**os.environ, **sidecar.env, "HOME": str(self.home)}
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
         if proc.returncode != 0:
             raise RuntimeError(f"{cmd} failed:\n{proc.stdout}\n{proc.stderr}")
         self.sidecar_env = dict(sidecar.env)
         return proc
+
+    def resolver_cli(
+        self, sidecar: SidecarSpec, *args: str, timeout: float = 180
+    ) -> subprocess.CompletedProcess[str]:
+        """``<sidecar.python_path> -m resolver <args>`` as the user of this home (``HOME``)."""
+        cmd = [sidecar.python_path, "-m", "resolver", *args]
+        env = {**os.environ, **sidecar.env, "HOME": str(self.home)}
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
 
     def env(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in _PASSTHROUGH_ENV if k in os.environ}
@@ -375,3 +386,26 @@ class Gateway:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def write_surface_state(
+    home: OpenClawHome, tools: dict[str, str], *, last_full_view: float | None = None
+) -> Path:
+    """Write the sidecar's surface state (``~/.openclaw/resolver-surface.json``, format 1:
+    tool name -> description, the time of the last full view) as if it had already seen
+    ``tools``. The sidecar loads it at ``configure``; with ``last_full_view`` recent (default:
+    now) it narrows from the first turn.
+
+    OpenClaw 2026.9.6's ``llm_input`` lists only OpenClaw's own tools, never MCP tools, so
+    this is how a test or benchmark shows the resolver an MCP surface (docs/openclaw-e2e.md,
+    "MCP servers")."""
+    path = home.home / ".openclaw" / "resolver-surface.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "version": 1,
+        "tools": dict(tools),
+        "lastFullView": time.time() if last_full_view is None else last_full_view,
+        "sessions": [],
+    }
+    path.write_text(json.dumps(payload))
+    return path

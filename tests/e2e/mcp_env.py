@@ -20,18 +20,17 @@ server. No network is needed: tokens are dummies, URLs point at a closed loopbac
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import re
-import select
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from resolver.hosts.openclaw import _mcp
+from resolver.hosts.openclaw._mcp import McpProbe, McpProbeError, StdioServer
 
 from .openclaw_env import (
     REPO_ROOT,
@@ -90,31 +89,6 @@ class McpServer:
             entry["cwd"] = self.cwd
         entry.update(extra)
         return entry
-
-
-@dataclass(frozen=True)
-class McpProbe:
-    """What one server answered over stdio."""
-
-    server: str
-    tools: list[dict[str, Any]]
-    capabilities: dict[str, Any]
-    """``result.capabilities`` of ``initialize`` (OpenClaw adds resource/prompt tools for them)."""
-    server_info: dict[str, Any]
-    initialize_seconds: float
-    """From spawn until the ``initialize`` answer."""
-    total_seconds: float
-    """From spawn until the last ``tools/list`` page."""
-
-
-class McpProbeError(RuntimeError):
-    """A server exited, hung past its deadline, or answered with an error."""
-
-    def __init__(self, server: str, reason: str, stderr_tail: str = "") -> None:
-        super().__init__(f"MCP server {server!r}: {reason}\n{stderr_tail}".rstrip())
-        self.server = server
-        self.reason = reason
-        self.stderr_tail = stderr_tail
 
 
 def load_pins(path: Path = SERVERS_FILE) -> dict[str, McpPin]:
@@ -239,202 +213,16 @@ def openclaw_mcp_config(servers: dict[str, McpServer], **extra: Any) -> dict[str
     return {"servers": {name: s.openclaw_entry(**extra) for name, s in servers.items()}}
 
 
-class _StdioClient:
-    """Newline-delimited JSON-RPC to one child, every read bounded by a deadline."""
-
-    def __init__(self, server: McpServer, stderr_path: Path | None) -> None:
-        env = {k: os.environ[k] for k in ("LANG", "LC_ALL", "TZ", "TMPDIR") if k in os.environ}
-        env["PATH"] = f"{Path(server.command).parent}{os.pathsep}/usr/bin:/bin"
-        env["HOME"] = server.cwd or str(Path.cwd())
-        env.update(server.env)
-        self.server = server
-        self._stderr_path = stderr_path
-        self._stderr = stderr_path.open("wb") if stderr_path else subprocess.DEVNULL
-        self.started = time.monotonic()
-        self.proc = subprocess.Popen(
-            [server.command, *server.args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            env=env,
-            cwd=server.cwd,
-            start_new_session=True,  # one process group: close() takes a browser child along
-        )
-        self._buf = b""
-        self._next_id = 1
-
-    def stderr_tail(self) -> str:
-        if self._stderr_path is None or not self._stderr_path.exists():
-            return ""
-        return self._stderr_path.read_text(errors="replace")[-2000:]
-
-    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            msg["params"] = params
-        self._write(msg)
-
-    def request(self, method: str, params: dict[str, Any], deadline: float) -> dict[str, Any]:
-        rid = self._next_id
-        self._next_id += 1
-        self._write({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        while True:
-            msg = self._read_message(deadline, method)
-            if msg.get("id") != rid or "method" in msg:
-                if "method" in msg and "id" in msg:  # a server-to-client request: refuse it
-                    self._write(
-                        {
-                            "jsonrpc": "2.0",
-                            "id": msg["id"],
-                            "error": {"code": -32601, "message": "not supported"},
-                        }
-                    )
-                continue
-            if "error" in msg:
-                raise McpProbeError(self.server.name, f"{method} error {msg['error']}")
-            result = msg.get("result")
-            return result if isinstance(result, dict) else {}
-
-    def _write(self, msg: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write((json.dumps(msg) + "\n").encode())
-            self.proc.stdin.flush()
-        except BrokenPipeError as exc:
-            raise McpProbeError(
-                self.server.name, f"exited ({self.proc.poll()})", self.stderr_tail()
-            ) from exc
-
-    def _read_message(self, deadline: float, waiting_for: str) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        while True:
-            while b"\n" in self._buf:
-                line, self._buf = self._buf.split(b"\n", 1)
-                with contextlib.suppress(ValueError):
-                    msg = json.loads(line)
-                    if isinstance(msg, dict):
-                        return msg
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise McpProbeError(
-                    self.server.name, f"no answer to {waiting_for} in time", self.stderr_tail()
-                )
-            ready, _, _ = select.select([fd], [], [], min(left, 0.5))
-            if ready:
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
-                    self.proc.wait(timeout=5)
-                    raise McpProbeError(
-                        self.server.name,
-                        f"exited ({self.proc.returncode}) before answering {waiting_for}",
-                        self.stderr_tail(),
-                    )
-                self._buf += chunk
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            if self.proc.stdin:
-                self.proc.stdin.close()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=10)
-        for stream in (self.proc.stdout,):
-            with contextlib.suppress(OSError):
-                if stream:
-                    stream.close()
-        if self._stderr is not subprocess.DEVNULL:
-            self._stderr.close()  # type: ignore[union-attr]
-
-
-def _check_tools(server: str, tools: list[Any]) -> None:
-    """Reject what the MCP SDK client rejects (OpenClaw then drops the whole server): a tool
-    without a string ``name`` or whose ``inputSchema`` is not ``{"type": "object", ...}``."""
-    for i, tool in enumerate(tools):
-        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-            raise McpProbeError(server, f"tools[{i}] has no string name: {tool!r:.200}")
-        schema = tool.get("inputSchema")
-        if not isinstance(schema, dict) or schema.get("type") != "object":
-            raise McpProbeError(
-                server,
-                f"tool {tool['name']!r}: inputSchema.type is not 'object' ({schema!r:.200}); "
-                "MCP SDK clients such as OpenClaw's reject the whole tools/list result",
-            )
-
-
-def openclaw_tool_names(server: str, result: McpProbe) -> list[str]:
-    """The names OpenClaw 2026.9.6 gives this server's tools in the model's surface, sorted.
-
-    ``<server>__<tool>`` (server and tool sanitized to ``[A-Za-z0-9_-]``); tools with
-    ``execution.taskSupport == "required"`` and names listed twice are left out; a server
-    advertising ``resources`` adds ``<server>__resources_list`` / ``__resources_read``, one
-    advertising ``prompts`` adds ``__prompts_list`` / ``__prompts_get``. Truncation to 64
-    characters and collision suffixes (``-2``) are not modelled: check the names are short.
-    """
-    counts: dict[str, int] = {}
-    for tool in result.tools:
-        counts[tool["name"].strip()] = counts.get(tool["name"].strip(), 0) + 1
-    prefix = _safe_fragment(server, "mcp")[:30]
-    names = [
-        f"{prefix}__{_safe_fragment(t['name'].strip(), 'tool')}"
-        for t in result.tools
-        if counts[t["name"].strip()] == 1
-        and (t.get("execution") or {}).get("taskSupport") != "required"
-    ]
-    if "resources" in result.capabilities:
-        names += [f"{prefix}__resources_list", f"{prefix}__resources_read"]
-    if "prompts" in result.capabilities:
-        names += [f"{prefix}__prompts_list", f"{prefix}__prompts_get"]
-    return sorted(names)
-
-
-def _safe_fragment(raw: str, fallback: str) -> str:
-    cleaned = re.sub(r"[^A-Za-z0-9_-]", "-", raw.strip()) or fallback
-    return cleaned if re.match(r"[A-Za-z]", cleaned) else f"{fallback}-{cleaned}"
-
-
 def probe(server: McpServer, *, timeout: float = 30.0, stderr_path: Path | None = None) -> McpProbe:
-    """Start ``server``, initialize, list every tool page, kill it. Raises :class:`McpProbeError`
-    when it exits, errs or has not finished within ``timeout`` seconds of the spawn."""
-    client = _StdioClient(server, stderr_path)
-    deadline = client.started + timeout
-    try:
-        init = client.request(
-            "initialize",
-            {
-                "protocolVersion": MCP_PROTOCOL_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "resolver-e2e-probe", "version": "0"},
-            },
-            deadline,
-        )
-        init_s = time.monotonic() - client.started
-        client.notify("notifications/initialized")
-        tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        for _ in range(100):  # pages; a server that never stops paging is a failure
-            result = client.request("tools/list", {"cursor": cursor} if cursor else {}, deadline)
-            page = result.get("tools")
-            if not isinstance(page, list):
-                raise McpProbeError(server.name, f"tools/list result has no tools list: {result}")
-            tools.extend(page)
-            cursor = result.get("nextCursor") or None
-            if cursor is None:
-                break
-        else:
-            raise McpProbeError(server.name, "tools/list paged more than 100 times")
-        _check_tools(server.name, tools)
-        return McpProbe(
-            server=server.name,
-            tools=tools,
-            capabilities=dict(init.get("capabilities") or {}),
-            server_info=dict(init.get("serverInfo") or {}),
-            initialize_seconds=init_s,
-            total_seconds=time.monotonic() - client.started,
-        )
-    finally:
-        client.close()
+    """Start ``server``, initialize, list every tool page, stop it: the product's own client
+    (``resolver.hosts.openclaw._mcp``, what ``resolver openclaw sync-mcp`` runs), given the
+    minimal environment OpenClaw's child would see here (PATH to Node 24, HOME)."""
+    env = {k: os.environ[k] for k in ("LANG", "LC_ALL", "TZ", "TMPDIR") if k in os.environ}
+    env["PATH"] = f"{Path(server.command).parent}{os.pathsep}/usr/bin:/bin"
+    env["HOME"] = server.cwd or str(Path.cwd())
+    env.update(server.env)
+    spec = StdioServer(server.name, server.command, server.args, env, server.cwd)
+    return _mcp.probe(spec, timeout=timeout, stderr_path=stderr_path)
 
 
 def list_tools(server: McpServer, *, timeout: float = 30.0) -> list[dict[str, Any]]:
@@ -460,7 +248,7 @@ if __name__ == "__main__":  # pragma: no cover - manual helper
             total += len(p.tools)
             caps = ",".join(sorted(k for k in p.capabilities if k != "experimental"))
             print(
-                f"{srv.name:22} {len(p.tools):3} tools  init {p.initialize_seconds:5.2f}s  "
-                f"list {p.total_seconds:5.2f}s  {srv.package}@{srv.version}  caps={caps}"
+                f"{srv.name:22} {len(p.tools):3} tools  {p.seconds:5.2f}s  "
+                f"{srv.package}@{srv.version}  caps={caps}"
             )
         print(f"total {total} MCP tools")

@@ -44,6 +44,7 @@ from ..._config import (
 )
 from ..._errors import ConfigError
 from ..._files import count_comments, parse_json5
+from ._mcp import DEFAULT_TIMEOUT_S, SyncReport, servers_from_config, sync
 
 PLUGIN_ID = "openclaw-tool-resolver"
 EXTENSION_DIR = Path(__file__).resolve().parent / "extension"
@@ -320,3 +321,30 @@ def uninstall(*, home: str | None = None) -> UninstallReport:
         folder.rmdir()
         report.removed.append(f"{folder} (left empty)")
     return report
+
+
+def sync_mcp(
+    *, home: str | None = None, only: list[str] | None = None, timeout: float | None = None
+) -> SyncReport | None:
+    """`resolver openclaw sync-mcp`: list the tools of the MCP servers in ``openclaw.json``
+    into the sidecar's surface state (``_mcp.sync``). None when the config has no
+    ``mcp.servers`` or the surface state file is off."""
+    root = openclaw_home(home)
+    cfg_path = config_path(root, explicit_home=home is not None)
+    doc = ConfigDocument.read(cfg_path)
+    if not servers_from_config(doc.data):
+        return None
+    state = _setting(
+        _plugin_settings(doc.data), "surfaceStateFile", ResolverConfig().surface_state_file
+    )
+    if state is None:
+        return None
+    try:
+        return sync(doc.data, state, only=only, timeout=timeout or DEFAULT_TIMEOUT_S)
+    except KeyError as exc:
+        raise ConfigError(
+            f"{cfg_path}: mcp.servers has no server named {exc.args[0]}; "
+            "name servers listed under mcp.servers"
+        ) from None
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None

@@ -49,6 +49,7 @@ from pydantic import ValidationError
 
 from ..._config import ResolverConfig, load_config
 from ..._errors import ConfigError
+from ..._files import read_regular
 from ..._limits import (
     MAX_CANDIDATES,
     MAX_DESCRIPTION_CHARS,
@@ -60,7 +61,8 @@ from ..._limits import (
 from ..._pipeline import Resolver, abstain, as_dict
 from ..._state import state_from_openclaw_ctx
 from ..._surface import default_surface
-from ..._types import Message, Resolution, Timings, ToolInfo, TurnRequest
+from ..._types import Message, ReasonCode, Resolution, Timings, ToolInfo, TurnRequest
+from ._mcp import MAX_SERVERS, MAX_STATE_BYTES, known_servers, safe_server_names
 
 if TYPE_CHECKING:
     from ...telemetry import TelemetryObserver
@@ -104,7 +106,12 @@ class SurfaceView:
     """Wall time the host last showed an un-narrowed surface (a turn the resolver abstained on)."""
     sessions: dict[str, None] = field(default_factory=dict)
     abstained_runs: dict[str, None] = field(default_factory=dict)
+    mcp_servers: dict[str, Any] = field(default_factory=dict)
+    """What ``resolver openclaw sync-mcp`` found per MCP server (``mcpServers`` in the file)."""
     path: Path | None = None
+    stamp: tuple[int, int] | None = None
+    """(mtime_ns, size) of the file when last read or written: another writer changed it if
+    the file's differs (`reload_if_changed`)."""
 
     def observe(self, tools: list[dict[str, Any]], run_id: str | None, now: float) -> int:
         for tool in tools[:MAX_CANDIDATES]:
@@ -143,14 +150,19 @@ class SurfaceView:
         if path is None:
             return view
         try:
-            data = orjson.loads(path.read_bytes())
+            raw, st = read_regular(path, MAX_STATE_BYTES)
+            view.stamp = (st.st_mtime_ns, st.st_size)
+            data = orjson.loads(raw)
         except FileNotFoundError:
             return view
-        except (OSError, orjson.JSONDecodeError) as exc:
+        except (OSError, ValueError) as exc:
             logger.warning("resolver sidecar: ignoring surface state %s (%s)", path, exc)
             return view
         if not isinstance(data, dict) or data.get("version") != 1:
             return view
+        servers = data.get("mcpServers")
+        if isinstance(servers, dict):
+            view.mcp_servers = {k: v for k, v in servers.items() if isinstance(v, dict)}
         tools = data.get("tools")
         if isinstance(tools, dict):
             view.tools = {k: v for k, v in tools.items() if isinstance(v, str)}
@@ -164,16 +176,50 @@ class SurfaceView:
             view.sessions = dict.fromkeys(s for s in sessions if isinstance(s, str))
         return view
 
+    def reload_if_changed(self) -> bool:
+        """Merge in what another writer (``resolver openclaw sync-mcp``) put in the file since
+        this process last read or wrote it: its tools are added (a server it re-synced loses
+        the tools it no longer lists), its ``mcpServers`` replace ours. One ``stat`` when
+        nothing changed. True when something was merged."""
+        if self.path is None:
+            return False
+        try:
+            if _stamp(self.path) == self.stamp:
+                return False
+        except OSError:
+            return False
+        other = SurfaceView.load(self.path)
+        self.stamp = other.stamp
+        for server, info in other.mcp_servers.items():
+            old = self.mcp_servers.get(server)
+            if isinstance(old, dict) and old != info:
+                gone = set(old.get("tools") or []) - set(info.get("tools") or [])
+                for name in gone:
+                    self.tools.pop(name, None)
+                    self.params.pop(name, None)
+        self.mcp_servers = other.mcp_servers
+        before = (len(self.tools), len(self.params))
+        for name, description in other.tools.items():
+            if name in self.tools or len(self.tools) < MAX_CANDIDATES:
+                self.tools[name] = description
+        self.params.update({k: v for k, v in other.params.items() if k in self.tools})
+        if self.last_full_view is None:
+            self.last_full_view = other.last_full_view
+        return (len(self.tools), len(self.params)) != before or bool(other.mcp_servers)
+
     def save(self) -> None:
-        """Write the view atomically (best effort: a failure is logged, never raised)."""
+        """Write the view atomically (best effort: a failure is logged, never raised). What
+        another writer changed since our last read is merged first (`reload_if_changed`)."""
         if self.path is None:
             return
+        self.reload_if_changed()
         payload = {
             "version": 1,
             "tools": self.tools,
             "params": self.params,
             "lastFullView": self.last_full_view,
             "sessions": list(self.sessions)[-MAX_SESSIONS_SAVED:],
+            "mcpServers": self.mcp_servers,
         }
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -181,8 +227,23 @@ class SurfaceView:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(orjson.dumps(payload))
             os.replace(tmp, self.path)
+            self.stamp = _stamp(self.path)
         except OSError as exc:
             logger.warning("resolver sidecar: cannot save surface state %s (%s)", self.path, exc)
+
+    def unknown_mcp_servers(self, configured: list[tuple[str, bool]]) -> list[str]:
+        """The enabled servers of ``configured`` (name, enabled; declaration order) none of
+        whose tools this view knows."""
+        if not configured:
+            return []
+        safe = safe_server_names(name for name, _ in configured)
+        known = known_servers(self.tools, self.mcp_servers)
+        return [name for name, on in configured if on and safe[name] not in known]
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return (st.st_mtime_ns, st.st_size)
 
 
 class Sidecar:
@@ -198,6 +259,9 @@ class Sidecar:
         self._primed: int | None = None
         """The surface the LLM prompt prefix was last primed for (``llmWarmUp``)."""
         self._pending: dict[str, PendingRefresh] = {}
+        self.mcp_servers: list[tuple[str, bool]] = []
+        """OpenClaw's ``mcp.servers`` (name, enabled), as the extension read them."""
+        self._mcp_warned = False
         """Session ids/keys -> what a `refresh` still owes to their next turns."""
 
     # ---- controls (refresh, clear_reuse) ------------------------------------------------
@@ -250,7 +314,7 @@ class Sidecar:
         assert isinstance(params, dict)
         try:
             if method == "configure":
-                result = await self.configure(params.get("config") or {})
+                result = await self.configure(params.get("config") or {}, params.get("host"))
             elif method == "resolve":
                 result = await self.resolve(params.get("event") or {}, params.get("ctx") or {})
             elif method == "observe_surface":
@@ -317,7 +381,11 @@ class Sidecar:
         for observer in self._telemetry():
             observer.close(timeout=5)
 
-    async def configure(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+    async def configure(self, raw: Mapping[str, Any], host: Any = None) -> dict[str, Any]:
+        """Apply the plugin config. ``host`` is what the extension read from OpenClaw's own
+        config: ``mcpServers``, a list of ``{name, enabled}`` in declaration order."""
+        self.mcp_servers = host_mcp_servers(host)
+        self._mcp_warned = False
         data = {k: v for k, v in raw.items() if v is not None or k in NULL_MEANS_OFF}
         config = load_config(data, source="plugins.entries.openclaw-tool-resolver.config")
         from ...cli._common import build_resolver  # one factory for CLI and hosts
@@ -400,6 +468,8 @@ class Sidecar:
                 observer.release(session_id=session, keep_run=run_id)
             observer.release(stale_only=True)
         now = self.clock()
+        if self.surface.reload_if_changed():  # `resolver openclaw sync-mcp` wrote the file
+            self._warm_soon()
         surface_known = self.surface.last_full_view is not None
         if session is not None:
             self.surface.remember_session(session)
@@ -435,13 +505,22 @@ class Sidecar:
             state=state_from_openclaw_ctx(ctx),
             refresh=refresh,
         )
-        if stale and self.resolver.config.enabled:
-            # Let the host send its whole surface this turn, so llm_input shows every tool. The
-            # observers (telemetry) record the turn with the reason it abstained.
+        unknown_mcp = self.surface.unknown_mcp_servers(self.mcp_servers) if surface_known else []
+        if self.resolver.config.enabled and (stale or unknown_mcp):
+            # stale: let the host send its whole surface this turn, so llm_input shows every
+            # tool. unknown_mcp: a configured MCP server's tools are not known (llm_input does
+            # not list MCP tools), and a narrowed answer would remove them all. The observers
+            # (telemetry) record the turn with the reason it abstained.
+            code: ReasonCode = "surface_refresh_abstain" if stale else "mcp_surface_unknown_abstain"
+            if not stale and not self._mcp_warned:
+                self._mcp_warned = True
+                logger.warning(
+                    "resolver sidecar: the tools of MCP server(s) %s are not known, so every "
+                    "turn keeps the full surface; run `resolver openclaw sync-mcp` to list them",
+                    ", ".join(unknown_mcp[:10]),
+                )
             request = request.model_copy(update={"tools": None})
-            resolution = abstain(
-                "abstain", "surface_refresh_abstain", available=0, timings=Timings()
-            )
+            resolution = abstain("abstain", code, available=0, timings=Timings())
             for notify in self.resolver.observers:
                 notify(request, resolution)
         else:
@@ -451,6 +530,18 @@ class Sidecar:
             if len(self.surface.abstained_runs) > MAX_SESSIONS_TRACKED:
                 self.surface.abstained_runs.pop(next(iter(self.surface.abstained_runs)))
         return _answer(resolution)
+
+
+def host_mcp_servers(host: Any) -> list[tuple[str, bool]]:
+    """``host.mcpServers`` of a configure frame -> (name, enabled) pairs (bounded; anything
+    malformed is skipped: the guard then knows fewer servers, as before this field)."""
+    raw = host.get("mcpServers") if isinstance(host, dict) else None
+    out: list[tuple[str, bool]] = []
+    for item in raw[:MAX_SERVERS] if isinstance(raw, list) else []:
+        name = item.get("name") if isinstance(item, dict) else None
+        if isinstance(name, str) and name and len(name) <= 200:
+            out.append((name, item.get("enabled") is not False))
+    return out
 
 
 class InvalidParams(ValueError):

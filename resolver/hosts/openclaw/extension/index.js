@@ -37,6 +37,7 @@ const MAX_ID_CHARS = 256;
 const MAX_DESCRIPTION_CHARS = 8000; // per tool description in observe_surface
 const MAX_PARAMETER_CHARS = 1500; // per tool: the words of its parameter schema
 const MAX_TOOLS = 10000;
+const MAX_MCP_SERVERS = 64; // mcp.servers entries sent to the sidecar (its MAX_SERVERS)
 const MAX_FRAME_CHARS = 4 * 1024 * 1024; // oldest messages are dropped until a frame fits
 const MAX_LINE_BYTES = 16 * 1024 * 1024;
 const STDERR_TAIL_LINES = 20;
@@ -293,6 +294,28 @@ export function schemaWords(schema) {
   return cut(parts.join(" "), MAX_PARAMETER_CHARS);
 }
 
+/**
+ * OpenClaw's `mcp.servers` (from `api.config`, the host's whole config) as `{name, enabled}`
+ * in declaration order, at most MAX_MCP_SERVERS. OpenClaw 2026.9.6's `llm_input` does not list
+ * MCP tools, so the sidecar keeps the full surface while a server's tools are unknown (see
+ * `resolver openclaw sync-mcp`). Never throws: a config it cannot read yields [].
+ */
+export function mcpServerList(hostConfig) {
+  try {
+    const servers = hostConfig?.mcp?.servers;
+    if (!isPlainObject(servers)) return [];
+    const out = [];
+    for (const [name, entry] of Object.entries(servers)) {
+      if (!isPlainObject(entry) || !name || name.length > 200) continue;
+      out.push({ name, enabled: entry.enabled !== false });
+      if (out.length >= MAX_MCP_SERVERS) break;
+    }
+    return out;
+  } catch {
+    return [];
+  }
+}
+
 function describeTools(tools) {
   if (!Array.isArray(tools)) return undefined;
   const out = [];
@@ -348,7 +371,7 @@ class SidecarManager {
   acquire(settings, logger) {
     this.refs += 1;
     if (logger) this.logger = logger;
-    const key = encodeFrame(settings.raw);
+    const key = encodeFrame({ config: settings.raw, mcpServers: settings.mcpServers ?? [] });
     if (this.configKey !== undefined && key !== this.configKey && this.child) {
       this.logger.info?.(`[${PLUGIN_ID}] config changed; restarting the sidecar`);
       this.stopChild("config changed");
@@ -414,7 +437,8 @@ class SidecarManager {
 
     // configure is always the first frame; later frames may be pipelined behind it. A failed
     // configure is handled in onLine, before any frame that follows it on the same child.
-    this.send(child, "configure", { config: this.settings.raw }, {
+    const host = { mcpServers: this.settings.mcpServers ?? [] };
+    this.send(child, "configure", { config: this.settings.raw, host }, {
       // Off the hot path (a resolve pipelined behind it has its own deadline), and often sent
       // while the host is busy starting up: be lenient.
       timeoutMs: Math.max(this.settings.sidecarTimeoutMs, CONFIGURE_TIMEOUT_MS),
@@ -512,7 +536,11 @@ class SidecarManager {
     for (const line of lines) {
       child.stderrTail.push(line.length > 500 ? `${line.slice(0, 500)}...` : line);
       if (child.stderrTail.length > STDERR_TAIL_LINES) child.stderrTail.shift();
-      this.logger.debug?.(`[${PLUGIN_ID}] sidecar: ${line}`);
+      // The sidecar logs at WARNING and above by default, each record "resolver: ...": those
+      // are for the operator (a fix to make, such as `resolver openclaw sync-mcp`); anything
+      // else (a traceback's lines) goes to debug.
+      if (line.startsWith("resolver: ")) this.logger.warn?.(`[${PLUGIN_ID}] sidecar: ${line}`);
+      else this.logger.debug?.(`[${PLUGIN_ID}] sidecar: ${line}`);
     }
   }
 
@@ -838,6 +866,7 @@ const plugin = {
     if (mode === "cli-metadata" || mode === "setup-only") return;
     const logger = api?.logger ?? fallbackLogger();
     const settings = normalizeConfig(api?.pluginConfig);
+    settings.mcpServers = mcpServerList(api?.config);
     if (!settings.enabled) {
       logger.info?.(`[${PLUGIN_ID}] disabled by config; no hooks registered`);
       return;

@@ -1,0 +1,259 @@
+"""Real OpenClaw + real stdio MCP servers + the real sidecar (offline classifier).
+
+Six pinned MCP servers (``benchmark/mcp/servers.json``; installed and cached by
+``mcp_env.ensure_mcp_servers``) are configured under ``mcp.servers``; OpenClaw starts them over
+stdio itself. The plugin is installed with ``resolver install openclaw``, with no classifier
+endpoint (the offline classifier) and ``tools.toolSearch=false``. The turns of a test go through
+one Gateway in one session, whose MCP runtime (the servers' processes) outlives the turn.
+
+* ``test_gateway_narrows_mcp_tools_after_install`` (issue #18, item 2): ``resolver install
+  openclaw`` lists the six servers' tools itself (``resolver openclaw sync-mcp``: OpenClaw
+  2026.9.6's ``llm_input`` lists only OpenClaw's own tools, never MCP tools). Turn 1 abstains
+  (OpenClaw's own surface not yet seen) and the model gets every tool, MCP tools included; turn
+  2, a GitHub request, is narrowed to a set holding ``github__create_issue`` and far fewer tools
+  than the full surface, exactly the telemetry's ``toolsAllow``; the model calls the MCP tool
+  (OpenClaw runs it on the real server, which fails without a real token: that is fine) and its
+  second request is narrowed the same way.
+* ``test_gateway_keeps_mcp_tools_until_they_are_synced``: installed with ``--no-mcp-sync``, the
+  sidecar knows the servers exist (the extension passes ``mcp.servers``) but not their tools, so
+  the GitHub turn keeps the full surface (``mcp_surface_unknown_abstain``) instead of narrowing
+  every MCP tool away. ``resolver openclaw sync-mcp`` run beside the live Gateway is picked up
+  by the running sidecar: the next turn is narrowed, ``github__create_issue`` in it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .harness import OpenClawHome, module_sidecar
+from .mcp_env import McpServer, ensure_mcp_servers, load_pins, openclaw_mcp_config, pins_hash
+from .mock_llm import LoggedRequest, MockLLM, PrimaryReply, ToolCall
+from .openclaw_env import REPO_ROOT, OpenClawInstall, cache_dir
+from .test_openclaw_real_sidecar import (
+    GATEWAY_FULL_SURFACE,
+    host_expected,
+    receipt,
+    surface_state_path,
+    telemetry_path,
+    wait_telemetry,
+)
+
+pytestmark = pytest.mark.e2e
+
+SERVERS = ("filesystem", "memory", "everything", "sequential-thinking", "github", "slack")
+MCP_TOOLS = {  # tools each server adds to the model's surface (docs/mcp-host-notes.md)
+    "filesystem": 14,
+    "memory": 11,
+    "everything": 16,
+    "sequential-thinking": 1,
+    "github": 26,
+    "slack": 8,
+}
+FULL = GATEWAY_FULL_SURFACE + sum(MCP_TOOLS.values())  # 55 + 76 = 131
+NEEDED = "github__create_issue"
+WARM_PROMPT = "Hello! What can you help me with today?"
+GITHUB_PROMPT = "Open an issue in acme/webapp on GitHub titled 'login broken'"
+SURFACE_FILE = REPO_ROOT / "benchmark" / "mcp" / "surface-openclaw-2026.9.6.json"
+REQUEST_TIMEOUT_MS = 20_000
+"""Per-server ``requestTimeoutMs``: also the ``tools/list`` deadline at catalog time (1.5 s
+without it), which six servers starting at once on two busy cores can miss."""
+
+
+def mcp_pids(gateway_pid: int, marker: str) -> set[int]:
+    """PIDs of the Gateway's descendants whose command line runs a script below ``marker``."""
+    children: dict[int, list[int]] = {}
+    cmdlines: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+        cmdlines[int(entry.name)] = cmd
+    found: set[int] = set()
+    todo = [gateway_pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            todo.append(child)
+            if marker in cmdlines.get(child, ""):
+                found.add(child)
+    return found
+
+
+def user_text(req: LoggedRequest) -> str:
+    """Every user message of the request (OpenClaw may append its own context as a user
+    message after the prompt)."""
+    return " ".join(
+        json.dumps(m.get("content"), ensure_ascii=False)
+        for m in req.body.get("messages") or []
+        if m.get("role") == "user"
+    )
+
+
+def github_model(req: LoggedRequest) -> PrimaryReply:
+    """The mock model: on the GitHub turn, call the MCP tool if it was sent; then answer."""
+    answered = any(m.get("role") == "tool" for m in req.body.get("messages") or [])
+    if "login broken" in user_text(req) and NEEDED in req.tool_names and not answered:
+        args = {"owner": "acme", "repo": "webapp", "title": "login broken"}
+        return PrimaryReply(tool_calls=(ToolCall(NEEDED, args, id="call_gh1"),))
+    return PrimaryReply(text="Done.")
+
+
+def install(
+    tmp_path: Path,
+    openclaw_install: OpenClawInstall,
+    home: OpenClawHome,
+    *args: str,
+) -> tuple[dict[str, McpServer], str]:
+    """The six servers under ``mcp.servers``, then the plugin via ``resolver install openclaw``
+    (offline classifier: no endpoint, no key; ``tools.toolSearch=false``). Returns the servers
+    and the install's output."""
+    servers = ensure_mcp_servers(tmp_path / "mcp-data", openclaw_install, only=list(SERVERS))
+    assert set(servers) == set(SERVERS)
+    mcp = openclaw_mcp_config(servers, requestTimeoutMs=REQUEST_TIMEOUT_MS)
+    home.write_config(None, extra={"mcp": mcp})
+    done = home.install_with_resolver_cli(
+        module_sidecar(),
+        {"logDecisions": True, "telemetryFile": str(telemetry_path(home))},
+        args=args,
+    )
+    config = home.read_config()
+    assert set(config["mcp"]["servers"]) == set(SERVERS)  # the install kept the mcp section
+    assert config["tools"]["toolSearch"] is False
+    return servers, done.stdout
+
+
+def marker_of(servers: dict[str, McpServer]) -> str:
+    marker = str(cache_dir() / f"mcp-{pins_hash(load_pins())}")  # every server's script
+    assert all(s.args[0].startswith(marker) for s in servers.values())
+    return marker
+
+
+def assert_narrowed_call(
+    turn: list[LoggedRequest], line: dict[str, Any], full: set[str], full_bytes: int
+) -> None:
+    """The GitHub turn: narrowed to exactly toolsAllow (both model calls), the MCP tool in it,
+    far smaller than the full surface, and OpenClaw ran the call on the real server."""
+    assert line["toolsAllow"] is not None, line
+    assert line["source"] == "offline", line
+    allowed = set(line["toolsAllow"])
+    assert NEEDED in allowed, sorted(allowed)
+    for req in turn:  # the call, then the request after the tool result
+        assert set(req.tool_names) == host_expected(allowed, full), sorted(req.tool_names)
+        assert len(req.tool_names) == len(set(req.tool_names))
+    assert len(turn) == 2, [(len(r.tool_names), r.body.get("messages")) for r in turn]
+    assert len(turn[0].tool_names) <= FULL // 4, sorted(turn[0].tool_names)
+    assert turn[0].tools_bytes * 4 <= full_bytes
+    assert line["surfaceAfter"]["tools"] == len(allowed)
+    # OpenClaw ran the MCP tool and gave the model its result (an error without a real token).
+    results = [m for m in turn[1].body["messages"] if m.get("role") == "tool"]
+    assert len(results) == 1, results
+    assert "fetch failed" in json.dumps(results[0]) or "github" in json.dumps(results[0]).lower()
+
+
+def mcp_state_tools(home: OpenClawHome) -> dict[str, str]:
+    state = json.loads(surface_state_path(home).read_text())
+    return {n: d for n, d in state["tools"].items() if "__" in n}
+
+
+def surface_mcp_tools() -> dict[str, str]:
+    """The six servers' tools as OpenClaw sends them (benchmark/mcp/surface-*.json)."""
+    surface = json.loads(SURFACE_FILE.read_text())["tools"]
+    return {t["name"]: t["description"] for t in surface if t["name"].split("__")[0] in SERVERS}
+
+
+def test_gateway_narrows_mcp_tools_after_install(
+    tmp_path: Path,
+    openclaw_install: OpenClawInstall,
+    openclaw_home: OpenClawHome,
+    mock_llm: MockLLM,
+) -> None:
+    mock_llm.primary_responder = github_model
+    servers, installed = install(tmp_path, openclaw_install, openclaw_home)
+    for server, count in MCP_TOOLS.items():
+        assert f"mcp:       {server}: {count} tools" in installed, installed
+    synced = mcp_state_tools(openclaw_home)
+    assert set(synced) == set(surface_mcp_tools())  # OpenClaw's names, every one
+    marker = marker_of(servers)
+
+    with openclaw_home.start_gateway() as gateway:
+        first = gateway.turn(WARM_PROMPT, timeout=240)
+        pids_after_first = mcp_pids(gateway.proc.pid, marker)
+        second = gateway.turn(GITHUB_PROMPT, timeout=240)
+        pids_after_second = mcp_pids(gateway.proc.pid, marker)
+        log = gateway.log()
+    assert first.returncode == 0, first.stderr[-3000:] + log[-3000:]
+    assert second.returncode == 0, second.stderr[-3000:] + log[-3000:]
+    assert "failed to start server" not in log, log[-4000:]
+
+    # One session: its MCP runtime started the servers once and kept them for turn 2.
+    assert len(pids_after_first) >= len(SERVERS), (pids_after_first, log[-3000:])
+    assert pids_after_second == pids_after_first
+
+    turn1, *turn2 = mock_llm.primary_requests
+    full = set(turn1.tool_names)
+
+    # Turn 1: OpenClaw's own surface not seen yet -> abstain -> every OpenClaw and MCP tool.
+    assert len(turn1.tool_names) == FULL, sorted(full)
+    for server, count in MCP_TOOLS.items():
+        assert sum(1 for n in full if n.startswith(f"{server}__")) == count, server
+    assert set(synced) <= full  # the sync named every MCP tool as OpenClaw does
+    lines = wait_telemetry(openclaw_home, 2)
+    assert lines[0]["toolsAllow"] is None
+    assert "surface_unknown_abstain" in lines[0]["reasonCodes"]
+
+    # Turn 2: narrowed to exactly the resolved set, the GitHub MCP tool in it; it is called.
+    line = lines[1]
+    assert line["sessionId"] == receipt(second)["sessionId"]
+    assert set(line["toolsAllow"] or []) <= full
+    assert_narrowed_call(turn2, line, full, turn1.tools_bytes)
+
+
+def test_gateway_keeps_mcp_tools_until_they_are_synced(
+    tmp_path: Path,
+    openclaw_install: OpenClawInstall,
+    openclaw_home: OpenClawHome,
+    mock_llm: MockLLM,
+) -> None:
+    servers, installed = install(tmp_path, openclaw_install, openclaw_home, "--no-mcp-sync")
+    assert "mcp:" not in installed
+    marker_of(servers)
+    sidecar = module_sidecar()
+
+    with openclaw_home.start_gateway() as gateway:
+        gateway.turn(WARM_PROMPT, timeout=240)  # abstains: OpenClaw's own surface not seen yet
+        wait_telemetry(openclaw_home, 1)
+        unsynced = gateway.turn(GITHUB_PROMPT, timeout=240)
+        lines = wait_telemetry(openclaw_home, 2)
+        where = str(openclaw_home.config_path.parent)
+        synced = openclaw_home.resolver_cli(
+            sidecar, "openclaw", "sync-mcp", "--openclaw-home", where
+        )
+        after = gateway.turn("Open a GitHub issue in acme/api titled 'flaky test'", timeout=240)
+        log = gateway.log()
+    assert unsynced.returncode == 0 and after.returncode == 0, log[-3000:]
+    assert synced.returncode == 0, synced.stdout + synced.stderr
+    assert "github: 26 tools" in synced.stdout
+
+    requests = mock_llm.primary_requests
+    full = set(requests[0].tool_names)
+    assert len(full) == FULL
+    # The GitHub turn before the sync: the full surface (MCP tools kept), with the reason.
+    assert lines[1]["toolsAllow"] is None
+    assert lines[1]["reasonCodes"] == ["mcp_surface_unknown_abstain"]
+    assert set(requests[1].tool_names) == full
+    assert "are not known" in log and "resolver openclaw sync-mcp" in log
+    # After the sync (the live sidecar re-read the state file): narrowed, MCP tool included.
+    (line,) = wait_telemetry(openclaw_home, 3)[2:]
+    allowed = set(line["toolsAllow"] or [])
+    assert NEEDED in allowed, line
+    assert set(requests[-1].tool_names) == host_expected(allowed, full)
+    assert len(allowed) <= FULL // 4
