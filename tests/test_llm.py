@@ -235,15 +235,18 @@ async def test_server_never_answers_returns_at_deadline(
 ) -> None:
     """The server accepts the request and never answers: llm_timeout_fallback at llmTimeoutMs."""
     llm_server.script(Reply(hang=True))
-    resolver = await resolver_for(llm_server.base_url, llmTimeoutMs=300)
+    # 1 s, not less: the offline fallback and the backstop grace need CPU that a loaded shared
+    # machine may withhold for a few hundred milliseconds (then the turn ends in
+    # deadline_exceeded, also in time, but not the answer this test is about).
+    resolver = await resolver_for(llm_server.base_url, llmTimeoutMs=1000)
     watch = Stopwatch()
     res = await resolve(resolver, surface)
     elapsed = watch.elapsed()
     assert llm_server.received.is_set()
     assert res.reason_codes[0] == "llm_timeout_fallback"
     assert res.tools_allow is not None and "browser" in res.tools_allow
-    assert res.timings.llm_ms is not None and 150 <= res.timings.llm_ms <= 300 + SLACK_S * 1000
-    assert elapsed < 0.3 + SLACK_S
+    assert res.timings.llm_ms is not None and 500 <= res.timings.llm_ms <= 1000 + SLACK_S * 1000
+    assert elapsed < 1.0 + SLACK_S
 
 
 async def test_slow_answer_past_deadline_is_a_timeout(
