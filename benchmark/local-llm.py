@@ -95,9 +95,12 @@ def run_model(name: str, cases: CaseSet, timeout_ms: int, log_dir: Path) -> dict
         floor = ResolverConfig.model_validate(base)
         primer = Resolver(floor)
         started = time.perf_counter()
-        asyncio.run(primer.prime(list(cases.candidates), timeout_s=600))
+        primed = asyncio.run(primer.prime(list(cases.candidates), timeout_s=600))
         prime_s = time.perf_counter() - started
-        print(f"   primed the prompt prefix in {prime_s:.1f} s", flush=True)
+        if primed is None:
+            print("   not primed: the surface is shortlisted per turn", flush=True)
+        else:
+            print(f"   primed the prompt prefix in {prime_s:.1f} s", flush=True)
         with_floor, out_floor = arm(cases, floor, llm=True)
         print(f"   llm + floor: {with_floor['must_include_accuracy']['value']:.3f}", flush=True)
         no_floor_cfg = ResolverConfig.model_validate({**base, "llmRecallFloor": False})

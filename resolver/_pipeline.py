@@ -608,12 +608,17 @@ class Resolver:
 
     async def prime(self, tools: Sequence[ToolInfo], *, timeout_s: float = 180.0) -> float | None:
         """Send the LLM classifier's stable prompt prefix for this surface once, off any turn
-        (``llmWarmUp``), so a local server caches it; seconds taken, None without an LLM.
+        (``llmWarmUp``), so a local server caches it; seconds taken, None without an LLM or
+        for a surface above ``LLM_SHORTLIST_ABOVE`` tools (shortlisted per turn).
         Raises `ClassifierError` when the endpoint fails."""
         prime = getattr(self.llm, "prime", None)
         if prime is None:
             return None
         prepared = self._prepare(tools)
+        if len(prepared.described) > LLM_SHORTLIST_ABOVE:
+            # Each turn sends its own shortlist: there is no stable tool list to cache, and the
+            # whole surface may not fit the server's context (a 268-tool MCP host: 8,196 tokens).
+            return None
         request = ClassifyInput(
             prompt="",
             messages=(),

@@ -202,3 +202,21 @@ async def test_a_large_surface_reaches_the_llm_as_the_offline_shortlist(
     assert "srv__rotate_keys" in listed
     assert len(listed) <= 40 + len(config.core_tools) + 16 < len(surface)
     assert res.source == "llm" and "srv__rotate_keys" in (res.tools_allow or [])
+
+
+@pytest.mark.http
+async def test_prime_sends_the_prefix_once_and_skips_a_shortlisted_surface(
+    llm_server: LLMServer,
+) -> None:
+    """llmWarmUp's prime: one request with the surface's tools for a small surface; none for a
+    surface above the shortlist threshold, whose tool list differs every turn (and whose whole
+    list may not fit a local server's context)."""
+    llm_server.default = completion({"tools": [], "confidence": 0.5, "reasoning": "."})
+    config = ResolverConfig(llmApiBase=llm_server.base_url, llmApiKey=FAKE_KEY)
+    resolver = Resolver(config)
+    assert await resolver.prime(default_surface(), timeout_s=30) is not None
+    assert len(llm_server.requests) == 1
+    assert "web_search" in str(llm_server.requests[0].body["messages"])
+    big = [ToolInfo(name=f"srv__tool_{i}", description=f"tool {i}") for i in range(81)]
+    assert await resolver.prime(big, timeout_s=30) is None
+    assert len(llm_server.requests) == 1
