@@ -21,6 +21,7 @@ How it decides (README, "Offline classifier"):
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 import re
@@ -32,10 +33,14 @@ from dataclasses import dataclass, field
 from ._catalog import EffectiveCatalog
 from ._classify import Classification, ClassifyInput
 from ._conversation import Markers, task_text
+from ._glossary import gloss
 from ._lang import latin_language, stopwords
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, conversation_head, fuse, passage_text
 from ._text import cjk_words, fold, has_cjk, tokens
+
+GLOSSARY = True
+"""Gloss other-language words with their English (`_glossary`) before matching."""
 
 NAME_WEIGHT = 3.0
 KEYWORD_WEIGHT = 2.0
@@ -138,6 +143,19 @@ class _Index:
     families: tuple[tuple[tuple[str, ...], tuple[int, ...]], ...] = ()
     """Tool families (an MCP server's tools, ``<server>__<tool>``): (the server name's terms,
     the member tools' indexes)"""
+
+    @functools.cached_property
+    def cjk_set(self) -> frozenset[str]:
+        return frozenset(self.cjk_words)
+
+
+def _known(index: _Index, word: str) -> bool:
+    """Whether the candidates' text already has `word` (a catalog keyword, a description
+    word): every term of a Latin word or phrase, or a CJK word as a keyword word."""
+    if has_cjk(word):
+        return word in index.cjk_set
+    terms = tokens(word)
+    return bool(terms) and all(t in index.weights for t in terms)
 
 
 def _script(term: str) -> str:
@@ -480,14 +498,19 @@ class OfflineClassifier:
     def classify_sync(self, request: ClassifyInput) -> Classification:
         """Rank candidates and cut where the score drops off; cover every clause."""
         index = self._index(request)
-        task = task_text(index.markers, request.prompt)
-        if task.strip() and self.semantic is not None:
+        plain = task_text(index.markers, request.prompt)
+        if plain.strip() and self.semantic is not None:
             head = conversation_head()
-            p = self.semantic.conversation(task)
+            p = self.semantic.conversation(plain)
             if head is not None and p is not None and p >= head.threshold:
-                task = ""  # the semantic extra's head: conversation, no tool needed
+                plain = ""  # the semantic extra's head: conversation, no tool needed
+        task = plain
+        if GLOSSARY and task.strip():
+            # another language's words the candidates' text lacks, followed by their English
+            # (for the lexical match only: the multilingual model reads the prompt as written)
+            task = gloss(task, lambda word: _known(index, word))
         query = self._turn_query(index, request, task) if task.strip() else {}
-        scores, semantic = self._scored(index, request, query, task)
+        scores, semantic = self._scored(index, request, query, plain)
         label = "offline+semantic" if semantic else "offline"
         names = index.names
         positive = [i for i, v in enumerate(scores) if v > 0]

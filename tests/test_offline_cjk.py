@@ -20,6 +20,13 @@ TOOLS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _no_glossary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about CJK terms as the prompt has them; the glossary's English glosses
+    (tests/test_glossary.py) would add Latin terms to every Chinese prompt."""
+    monkeypatch.setattr(offline, "GLOSSARY", False)
+
+
 def resolver_with_keywords(tmp_path: Path, keywords: dict[str, list[str]]) -> Resolver:
     catalog = tmp_path / "catalog.json"
     catalog.write_text(json.dumps({"schemaVersion": 1, "keywords": keywords}))

@@ -1,0 +1,82 @@
+"""Cross-language glosses (resolver/_glossary.py, catalogs/glossary.json): a prompt in another
+language reaches tools that are described only in English (an MCP server's, with no catalog
+keywords), without changing English prompts."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+import resolver._offline as offline
+from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
+from resolver._glossary import MAX_GLOSSED_CHARS, gloss, glossary
+
+TOOLS = [
+    ToolInfo(name="files__create_directory", description="Create a new directory on disk."),
+    ToolInfo(name="files__move_file", description="Move or rename files and directories."),
+    ToolInfo(name="code__list_branches", description="List the branches of a repository."),
+    ToolInfo(name="code__create_issue", description="Open an issue in a repository."),
+    ToolInfo(name="chat__post_message", description="Post a message to a channel."),
+    ToolInfo(name="maps__geocode", description="Convert an address into coordinates."),
+]
+
+
+def test_the_glossary_ships_every_language() -> None:
+    table = glossary()
+    assert table is not None
+    assert {"es", "fr", "de", "pt"} <= set(table.latin)
+    assert len(table.cjk) > 500
+
+
+def test_a_gloss_follows_its_word_and_english_is_left_alone() -> None:
+    glossed = gloss("crea una carpeta llamada informes")
+    words = glossed.split()
+    assert words[words.index("crea") + 1] == "create"
+    assert "folder" in words or "directory" in words
+    assert gloss("send the red report to the team") == "send the red report to the team"
+    assert gloss("") == ""
+    cjk = gloss("在仓库里创建一个新分支")
+    assert "repository" in cjk and "create" in cjk and "branch" in cjk
+
+
+def test_a_word_the_candidates_already_have_is_not_glossed() -> None:
+    assert gloss("crea una carpeta", known=lambda word: word == "carpeta").split() == [
+        "crea",
+        "create",
+        "una",
+        "carpeta",
+    ]
+
+
+def test_glossing_is_bounded() -> None:
+    text = "crea una carpeta " * 20_000
+    started = time.process_time()
+    glossed = gloss(text)
+    assert time.process_time() - started < 5.0  # generous: about 10 ms on a quiet core
+    assert glossed.endswith(text[MAX_GLOSSED_CHARS:])
+    assert glossed.count("create") <= MAX_GLOSSED_CHARS // len("crea una carpeta ") + 1
+
+
+def resolve(prompt: str) -> set[str]:
+    config = ResolverConfig(coreTools=[], catalogOverridesFile=None, keywordCacheFile=None)
+    res = asyncio.run(Resolver(config).resolve(TurnRequest(prompt=prompt, tools=TOOLS)))
+    return set(res.tools_allow or [])
+
+
+@pytest.mark.parametrize(
+    ("prompt", "needed"),
+    [
+        ("crea una carpeta nueva llamada informes", "files__create_directory"),
+        ("enviar mensagem para o canal da equipe", "chat__post_message"),
+        ("verschiebe die Datei in den Archivordner", "files__move_file"),
+        ("在仓库里新建一个问题", "code__create_issue"),
+    ],
+)
+def test_a_prompt_in_another_language_reaches_an_english_only_tool(
+    prompt: str, needed: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert needed in resolve(prompt)
+    monkeypatch.setattr(offline, "GLOSSARY", False)
+    assert needed not in resolve(prompt)  # what the glossary adds: no shared word without it
