@@ -259,10 +259,10 @@ class Sidecar:
         self._primed: int | None = None
         """The surface the LLM prompt prefix was last primed for (``llmWarmUp``)."""
         self._pending: dict[str, PendingRefresh] = {}
+        """Session ids/keys -> what a `refresh` still owes to their next turns."""
         self.mcp_servers: list[tuple[str, bool]] = []
         """OpenClaw's ``mcp.servers`` (name, enabled), as the extension read them."""
         self._mcp_warned = False
-        """Session ids/keys -> what a `refresh` still owes to their next turns."""
 
     # ---- controls (refresh, clear_reuse) ------------------------------------------------
 
