@@ -386,26 +386,3 @@ class Gateway:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def write_surface_state(
-    home: OpenClawHome, tools: dict[str, str], *, last_full_view: float | None = None
-) -> Path:
-    """Write the sidecar's surface state (``~/.openclaw/resolver-surface.json``, format 1:
-    tool name -> description, the time of the last full view) as if it had already seen
-    ``tools``. The sidecar loads it at ``configure``; with ``last_full_view`` recent (default:
-    now) it narrows from the first turn.
-
-    OpenClaw 2026.9.6's ``llm_input`` lists only OpenClaw's own tools, never MCP tools, so
-    this is how a test or benchmark shows the resolver an MCP surface (docs/openclaw-e2e.md,
-    "MCP servers")."""
-    path = home.home / ".openclaw" / "resolver-surface.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "version": 1,
-        "tools": dict(tools),
-        "lastFullView": time.time() if last_full_view is None else last_full_view,
-        "sessions": [],
-    }
-    path.write_text(json.dumps(payload))
-    return path
