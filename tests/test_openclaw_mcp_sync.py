@@ -238,3 +238,21 @@ async def test_no_mcp_servers_or_a_malformed_host_field_changes_nothing(tmp_path
         await host.start()
         answer = await host.turn("search the web for flights to Lisbon")
         assert answer["toolsAllow"] and "web_search" in answer["toolsAllow"]
+
+
+def test_a_huge_state_file_loads_bounded(tmp_path: Path) -> None:
+    """However many tools a state file holds (hand-edited, or many big servers), the sidecar
+    keeps at most MAX_CANDIDATES, each description clipped (a file over MAX_STATE_BYTES is
+    ignored with a warning: the sidecar then abstains until the host shows its surface)."""
+    from resolver._limits import MAX_CANDIDATES, MAX_DESCRIPTION_CHARS
+    from resolver.hosts.openclaw._sidecar import SurfaceView
+
+    state = tmp_path / "surface.json"
+    tools = {
+        f"srv__t{i}": "x" * (MAX_DESCRIPTION_CHARS + 50 if i < 3 else 100)
+        for i in range(MAX_CANDIDATES + 5)
+    }
+    state.write_text(json.dumps({"version": 1, "tools": tools, "lastFullView": 1.0}))
+    view = SurfaceView.load(state)
+    assert len(view.tools) == MAX_CANDIDATES
+    assert max(len(d) for d in view.tools.values()) <= MAX_DESCRIPTION_CHARS

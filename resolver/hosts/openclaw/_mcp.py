@@ -473,6 +473,8 @@ def sync(
             tools.pop(name, None)
             params.pop(name, None)
         for name, (description, words) in found.items():
+            if name not in tools and len(tools) >= MAX_CANDIDATES:
+                break  # the surface is bounded, whatever the servers list
             tools[name] = description
             if words:
                 params[name] = words

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -164,8 +165,12 @@ class SurfaceView:
         if isinstance(servers, dict):
             view.mcp_servers = {k: v for k, v in servers.items() if isinstance(v, dict)}
         tools = data.get("tools")
-        if isinstance(tools, dict):
-            view.tools = {k: v for k, v in tools.items() if isinstance(v, str)}
+        if isinstance(tools, dict):  # bounded like a surface the host shows (`observe`)
+            kept = ((k, v) for k, v in tools.items() if isinstance(k, str) and isinstance(v, str))
+            view.tools = {
+                clean(k): clip(v, MAX_DESCRIPTION_CHARS)
+                for k, v in itertools.islice(kept, MAX_CANDIDATES)
+            }
         params = data.get("params")
         if isinstance(params, dict):
             view.params = {k: v for k, v in params.items() if isinstance(v, str)}
