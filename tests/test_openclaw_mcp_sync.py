@@ -256,3 +256,39 @@ def test_a_huge_state_file_loads_bounded(tmp_path: Path) -> None:
     view = SurfaceView.load(state)
     assert len(view.tools) == MAX_CANDIDATES
     assert max(len(d) for d in view.tools.values()) <= MAX_DESCRIPTION_CHARS
+
+
+def test_an_override_catalog_describes_an_mcp_tool_by_its_openclaw_name(tmp_path: Path) -> None:
+    """MCP tools need no catalog entry (their own descriptions are used), and an operator can
+    still describe one by the name OpenClaw gives it: the override wins and routes the prompt."""
+    import asyncio
+
+    from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
+
+    tools = [
+        ToolInfo(name="read", description="Read a file"),
+        ToolInfo(name="tracker__create_issue", description="Create a new issue"),
+        ToolInfo(name="tracker__list_issues", description="List issues"),
+    ]
+    prompt = "the login page is broken again, put it on the board for the team"
+    override = tmp_path / "catalog.json"
+    override.write_text(
+        json.dumps(
+            {
+                "schemaVersion": 1,
+                "tools": {
+                    "tracker__create_issue": "File a bug on the team board: something broken, "
+                    "a crash, put it on the board"
+                },
+            }
+        )
+    )
+
+    def pick(catalog: Path | None) -> set[str]:
+        path = str(catalog) if catalog else None
+        config = ResolverConfig(coreTools=[], catalogOverridesFile=path, keywordCacheFile=None)
+        res = asyncio.run(Resolver(config).resolve(TurnRequest(prompt=prompt, tools=tools)))
+        return set(res.tools_allow or [])
+
+    assert "tracker__create_issue" not in pick(None)
+    assert "tracker__create_issue" in pick(override)
