@@ -60,6 +60,7 @@ from tests.e2e.harness import AgentRun, OpenClawHome, module_sidecar
 from tests.e2e.mcp_env import (
     ensure_mcp_servers,
     load_pins,
+    mcp_server_pids,
     openclaw_mcp_config,
     pins_hash,
 )
@@ -182,18 +183,23 @@ def _pct(new: float, base: float) -> str:
     return f"{(1 - new / base) * 100:.1f}%" if base else "-"
 
 
+def run_header(meta: dict[str, Any]) -> str:
+    """The lines every report starts with: when, the command, the machine, the commit."""
+    return (
+        f"Measured {meta['date']} with `{meta['command']}`.\n\n"
+        f"- OpenClaw {meta['openclaw']}, Node {meta['node']}, Python {meta['python']}, "
+        f"{meta['platform']}, {meta['cpus']} CPUs (load average at start {meta['load']})\n"
+        f"- resolver commit `{meta['commit']}`"
+    )
+
+
 def render(
     results: dict[str, dict[str, Any]], cases: list[dict[str, Any]], meta: dict[str, Any]
 ) -> str:
     out: list[str] = []
     add = out.append
     add("# OpenClaw end to end: what the primary model receives\n")
-    add(f"Measured {meta['date']} with `{meta['command']}`.\n")
-    add(
-        f"- OpenClaw {meta['openclaw']}, Node {meta['node']}, Python {meta['python']}, "
-        f"{meta['platform']}, {meta['cpus']} CPUs (load average at start {meta['load']})"
-    )
-    add(f"- resolver commit `{meta['commit']}`")
+    add(run_header(meta))
     add("- one local Gateway per configuration (127.0.0.1), one warm-up turn each (not measured),")
     add("  then one turn per prompt, each in its own session (`--session-key bench-<id>`);")
     add("  the primary model is the loopback mock (`tests/e2e/mock_llm.py`), which logs each")
@@ -578,46 +584,14 @@ class TaskScript:
 
 def session_id_of(run: AgentRun) -> str | None:
     """``terminalReceipt.sessionId`` of an ``openclaw agent --json`` run."""
-    found: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            receipt = node.get("terminalReceipt")
-            if isinstance(receipt, dict) and isinstance(receipt.get("sessionId"), str):
-                found.append(receipt["sessionId"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    try:
-        walk(run.json())
-    except ValueError:
-        return None
-    return found[0] if found else None
+    receipt = run.receipt()
+    session = receipt.get("sessionId") if receipt else None
+    return session if isinstance(session, str) else None
 
 
 def mcp_processes(root_pid: int, marker: str) -> int:
     """How many descendants of ``root_pid`` run a script from the MCP install folder."""
-    children: dict[int, list[int]] = {}
-    cmdlines: dict[int, str] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry.name))
-        cmdlines[int(entry.name)] = cmd
-    count, todo = 0, [root_pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            todo.append(child)
-            count += marker in cmdlines.get(child, "")
-    return count
+    return len(mcp_server_pids(root_pid, marker))
 
 
 def wait_for_room(root_pid: int, marker: str, limit: int, timeout: float = 150.0) -> float:
@@ -818,12 +792,7 @@ def render_mcp(
     out: list[str] = []
     add = out.append
     add("# OpenClaw with 15 MCP servers: what a task costs\n")
-    add(f"Measured {meta['date']} with `{meta['command']}`.\n")
-    add(
-        f"- OpenClaw {meta['openclaw']}, Node {meta['node']}, Python {meta['python']}, "
-        f"{meta['platform']}, {meta['cpus']} CPUs (load average at start {meta['load']})"
-    )
-    add(f"- resolver commit `{meta['commit']}`")
+    add(run_header(meta))
     servers = meta["servers"]
     add(
         f"- MCP host: {len(servers)} stdio servers of `benchmark/mcp/servers.json` under "

@@ -21,8 +21,8 @@ from functools import lru_cache
 import orjson
 
 from ._data import data_dir
-from ._lang import LATIN, latin_language, stopwords
-from ._text import fold, has_cjk, stem, tokens
+from ._lang import LATIN, latin_language
+from ._text import fold, has_cjk, tokens
 
 MAX_GLOSSED_CHARS = 4000
 """Only the first this many characters of a prompt are glossed (bounded work per turn)."""
@@ -38,6 +38,9 @@ class Glossary:
     """language -> folded word sequence -> the English gloss (space-joined)"""
     cjk: tuple[tuple[str, str], ...]
     """(folded CJK word, English gloss), longest words first"""
+    latin_terms: dict[str, frozenset[str]]
+    """language -> its one-word glossary words as terms (`_text.tokens`): they tell the
+    language apart (`_lang.latin_language`)"""
 
 
 @lru_cache(maxsize=1)
@@ -72,26 +75,11 @@ def glossary() -> Glossary | None:
                 if key and len(key) <= MAX_KEY_WORDS and len(folded) >= 3:
                     latin.setdefault(lang, {}).setdefault(key, gloss)
     ordered = tuple(sorted(cjk.items(), key=lambda kv: (-len(kv[0]), kv[0])))
-    return Glossary(latin=latin, cjk=ordered)
-
-
-def _language(table: Glossary, text: str, words: list[str]) -> str:
-    """`_lang.latin_language`, or — for a short prompt with too few function words to tell —
-    the language with at least two of its glossary words and function words in the prompt and
-    more of them than English function words."""
-    lang = latin_language(tokens(text, keep_stopwords=True))
-    if lang != "en":
-        return lang
-    lists = stopwords()
-    english = lists.get("en", frozenset())
-    en_hits = sum(1 for w in words if stem(w) in english)
-    best, hits = "en", 0
-    for candidate in LATIN:
-        own, keys = lists.get(candidate, frozenset()), table.latin.get(candidate, {})
-        count = sum(1 for w in words if (w,) in keys or (stem(w) in own and stem(w) not in english))
-        if count > hits:
-            best, hits = candidate, count
-    return best if hits >= 2 and hits > en_hits else "en"
+    terms = {
+        lang: frozenset(t for (word,) in (k for k in keys if len(k) == 1) for t in tokens(word))
+        for lang, keys in latin.items()
+    }
+    return Glossary(latin=latin, cjk=ordered, latin_terms=terms)
 
 
 def gloss(text: str, known: Callable[[str], bool] | None = None) -> str:
@@ -104,10 +92,12 @@ def gloss(text: str, known: Callable[[str], bool] | None = None) -> str:
         return text
     head, tail = text[:MAX_GLOSSED_CHARS], text[MAX_GLOSSED_CHARS:]
     inserts: list[tuple[int, str]] = []
-    words = [(m.end(), fold(m.group())) for m in _WORD.finditer(head)]
-    lang = _language(table, head, [w for _, w in words])
+    # a short prompt may have too few function words to tell its language: its glossary
+    # words count too
+    lang = latin_language(tokens(head, keep_stopwords=True), also=table.latin_terms)
     entries = table.latin.get(lang) if lang != "en" else None
     if entries:
+        words = [(m.end(), fold(m.group())) for m in _WORD.finditer(head)]
         i = 0
         while i < len(words):
             for size in range(min(MAX_KEY_WORDS, len(words) - i), 0, -1):

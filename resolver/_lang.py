@@ -15,6 +15,7 @@ language and more of them are of that language than English ones.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from functools import lru_cache
 
 import orjson
@@ -40,10 +41,12 @@ def stopwords() -> dict[str, frozenset[str]]:
     return out
 
 
-def latin_language(words: list[str]) -> str:
+def latin_language(words: list[str], also: Mapping[str, frozenset[str]] | None = None) -> str:
     """``en``, or the Latin-script language most of the prompt's function words belong to.
 
     `words` are the prompt's terms with stop words kept (`tokens(text, keep_stopwords=True)`).
+    `also`: per language, more of its words that tell it apart (the glossary's, for a short
+    prompt with too few function words), counted like its function words.
     """
     lists = stopwords()
     english = lists.get("en", frozenset())
@@ -51,7 +54,8 @@ def latin_language(words: list[str]) -> str:
     best, hits = "en", 0
     for lang in LATIN:
         own = lists.get(lang, frozenset())
-        count = sum(1 for w in words if w in own and w not in english)
+        more = also.get(lang, frozenset()) if also else frozenset()
+        count = sum(1 for w in words if (w in own or w in more) and w not in english)
         if count > hits:
             best, hits = lang, count
     if hits >= MIN_HITS and hits > en_hits:

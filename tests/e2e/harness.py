@@ -116,6 +116,27 @@ class AgentRun:
         start = text.find("{")
         return json.loads(text[start:]) if start >= 0 else None
 
+    def receipt(self) -> dict[str, Any] | None:
+        """The first ``terminalReceipt`` of the ``--json`` output (the turn's runId and
+        sessionId), or None when there is none or the output is not JSON."""
+        found: list[dict[str, Any]] = []
+
+        def walk(node: Any) -> None:
+            if isinstance(node, dict):
+                if isinstance(node.get("terminalReceipt"), dict):
+                    found.append(node["terminalReceipt"])
+                for value in node.values():
+                    walk(value)
+            elif isinstance(node, list):
+                for value in node:
+                    walk(value)
+
+        try:
+            walk(self.json())
+        except ValueError:
+            return None
+        return found[0] if found else None
+
 
 @dataclass
 class OpenClawHome:

@@ -230,6 +230,31 @@ def list_tools(server: McpServer, *, timeout: float = 30.0) -> list[dict[str, An
     return probe(server, timeout=timeout).tools
 
 
+def mcp_server_pids(root_pid: int, marker: str) -> set[int]:
+    """PIDs of the descendants of ``root_pid`` whose command line runs a script below ``marker``."""
+    children: dict[int, list[int]] = {}
+    cmdlines: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+        cmdlines[int(entry.name)] = cmd
+    found: set[int] = set()
+    todo = [root_pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            todo.append(child)
+            if marker in cmdlines.get(child, ""):
+                found.add(child)
+    return found
+
+
 if __name__ == "__main__":  # pragma: no cover - manual helper
     import sys
     import tempfile

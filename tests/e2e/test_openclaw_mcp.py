@@ -30,7 +30,14 @@ from typing import Any
 import pytest
 
 from .harness import OpenClawHome, module_sidecar
-from .mcp_env import McpServer, ensure_mcp_servers, load_pins, openclaw_mcp_config, pins_hash
+from .mcp_env import (
+    McpServer,
+    ensure_mcp_servers,
+    load_pins,
+    mcp_server_pids,
+    openclaw_mcp_config,
+    pins_hash,
+)
 from .mock_llm import LoggedRequest, MockLLM, PrimaryReply, ToolCall
 from .openclaw_env import REPO_ROOT, OpenClawInstall, cache_dir
 from .test_openclaw_real_sidecar import (
@@ -61,31 +68,6 @@ SURFACE_FILE = REPO_ROOT / "benchmark" / "mcp" / "surface-openclaw-2026.9.6.json
 REQUEST_TIMEOUT_MS = 20_000
 """Per-server ``requestTimeoutMs``: also the ``tools/list`` deadline at catalog time (1.5 s
 without it), which six servers starting at once on two busy cores can miss."""
-
-
-def mcp_pids(gateway_pid: int, marker: str) -> set[int]:
-    """PIDs of the Gateway's descendants whose command line runs a script below ``marker``."""
-    children: dict[int, list[int]] = {}
-    cmdlines: dict[int, str] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(ppid, []).append(int(entry.name))
-        cmdlines[int(entry.name)] = cmd
-    found: set[int] = set()
-    todo = [gateway_pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            todo.append(child)
-            if marker in cmdlines.get(child, ""):
-                found.add(child)
-    return found
 
 
 def user_text(req: LoggedRequest) -> str:
@@ -186,9 +168,9 @@ def test_gateway_narrows_mcp_tools_after_install(
 
     with openclaw_home.start_gateway() as gateway:
         first = gateway.turn(WARM_PROMPT, timeout=240)
-        pids_after_first = mcp_pids(gateway.proc.pid, marker)
+        pids_after_first = mcp_server_pids(gateway.proc.pid, marker)
         second = gateway.turn(GITHUB_PROMPT, timeout=240)
-        pids_after_second = mcp_pids(gateway.proc.pid, marker)
+        pids_after_second = mcp_server_pids(gateway.proc.pid, marker)
         log = gateway.log()
     assert first.returncode == 0, first.stderr[-3000:] + log[-3000:]
     assert second.returncode == 0, second.stderr[-3000:] + log[-3000:]

@@ -95,21 +95,9 @@ def wait_telemetry(home: OpenClawHome, count: int) -> list[dict[str, Any]]:
 
 def receipt(run: AgentRun) -> dict[str, Any]:
     """``terminalReceipt`` of the ``--json`` output: the turn's runId and sessionId."""
-    found: list[dict[str, Any]] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("terminalReceipt"), dict):
-                found.append(node["terminalReceipt"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(run.json())
+    found = run.receipt()
     assert found, run.stdout[-3000:]
-    return found[0]
+    return found
 
 
 def assert_narrowed_exactly(req: LoggedRequest, line: dict[str, Any], full: set[str]) -> None:
