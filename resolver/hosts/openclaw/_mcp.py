@@ -432,7 +432,8 @@ def _probe_entry(
     if not entry.enabled:
         return ServerResult(entry.name, skipped="enabled: false"), {}
     if entry.stdio is None:
-        return ServerResult(entry.name, skipped="not a stdio server (not probed)"), {}
+        why = "not a stdio server: not probed; while it is configured, turns keep every tool"
+        return ServerResult(entry.name, skipped=why), {}
     started = time.monotonic()
     try:
         result = probe(entry.stdio, timeout=timeout)
