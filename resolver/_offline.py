@@ -109,7 +109,7 @@ NAME_PHRASE_WEIGHT = 1.0
 matches."""
 
 _SEGMENT_SPLIT = re.compile(
-    r"(?:[.!?;。！？；，、\n]+\s*"
+    r"(?:[.!?;]+(?:\s+|$)|[。！？；，、\n]+\s*"
     r"|\s+[-–—:]+\s+|[：]"
     r"|,?\s+(?:and then|then|also|additionally|finally|afterwards|after that|next|plus"
     r"|as well as|y luego|luego|después|y después|puis|ensuite|et ensuite|und dann|dann"
@@ -119,6 +119,13 @@ _SEGMENT_SPLIT = re.compile(
     r"|(?<=[\uac00-\ud7a3][고서면])\s+)",
     re.IGNORECASE,
 )
+"""Clause boundaries. An ASCII sentence mark ends a clause only before a space or the end:
+the dots of a URL, a host name or a file name ("grafana.local:3000", "notes/diary.md") do
+not."""
+_ENTITIES = ((re.compile(r"\bhttps?://|\bwww\.", re.IGNORECASE), ("url",)),)
+"""A value the prompt carries, and the word a tool that takes it uses for it: a prompt with a
+link in it counts one "url" term, as if it had said the word ("open https://..." is evidence
+for the tools that take a URL)."""
 _BARE_AND = re.compile(r"\s+(?:and|y|et|und|e)\s+", re.IGNORECASE)
 """A bare "and" between two requests ("look it up and send it to Anna")."""
 
@@ -416,6 +423,11 @@ class OfflineClassifier:
                 continue  # typo matching reads hasty English, not another language
             for near in _near_terms(index, term):
                 query[near] = query.get(near, 0.0) + weight * TYPO_WEIGHT
+        for pattern, terms in _ENTITIES:
+            if pattern.search(text):
+                for term in terms:
+                    if term in index.weights:
+                        query[term] = query.get(term, 0.0) + weight
         if index.phrases:
             for phrase in _phrases_in(index, words):
                 query[phrase] = query.get(phrase, 0.0) + weight
@@ -555,9 +567,7 @@ class OfflineClassifier:
 
     def _segment_lists(self, index: _Index, prompt: str) -> list[list[str]]:
         """Per clause of a multi-part prompt: its best tools, best first."""
-        pieces = _SEGMENT_SPLIT.split(prompt)
-        pieces = [p for piece in pieces if piece for p in _BARE_AND.split(piece)]
-        segments = [s for s in pieces if s and len(s.strip()) > 2]
+        segments = clauses_of(prompt)
         if len(segments) < 2:
             return []
         lists: list[list[str]] = []
@@ -571,6 +581,13 @@ class OfflineClassifier:
                 floor = best * SEGMENT_RELATIVE_CUTOFF
                 lists.append([index.names[i] for i in order if seg_scores[i] >= floor])
         return lists
+
+
+def clauses_of(prompt: str) -> list[str]:
+    """The parts of a multi-part prompt ("..., then ...; also ...", a bare "and")."""
+    pieces = _SEGMENT_SPLIT.split(prompt)
+    pieces = [p for piece in pieces if piece for p in _BARE_AND.split(piece)]
+    return [s for s in pieces if s and len(s.strip()) > 2]
 
 
 def _named_families(index: _Index, text: str) -> list[tuple[int, ...]]:

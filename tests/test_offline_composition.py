@@ -12,6 +12,7 @@ import pytest
 
 from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
 from resolver._conversation import Markers, conversational, task_text
+from resolver._offline import clauses_of
 from resolver._surface import default_surface
 from resolver._text import stem, tokens
 
@@ -178,3 +179,37 @@ def test_the_sidecar_keeps_the_parameter_words_it_was_shown(tmp_path: Path) -> N
     view.save()
     again = SurfaceView.load(state)
     assert again.params == {"kube__kubectl_rollout": "subCommand undo"}
+
+
+@pytest.mark.parametrize(
+    ("prompt", "clauses"),
+    [
+        (
+            "Screenshot the board at http://grafana.local:3000/d/api?tab=1 and text it to Sam.",
+            ["Screenshot the board at http://grafana.local:3000/d/api?tab=1", "text it to Sam"],
+        ),
+        (
+            "Read notes/diary.md. Then email it to Lena",
+            ["Read notes/diary.md", "Then email it to Lena"],
+        ),
+        ("what's on www.example.org? read it out", ["what's on www.example.org", "read it out"]),
+    ],
+)
+def test_a_url_or_a_file_name_does_not_end_a_clause(prompt: str, clauses: list[str]) -> None:
+    """A sentence mark ends a clause before a space or at the end, never inside a host or a
+    file name (each stray fragment would be a clause of its own and keep its own tools)."""
+    assert clauses_of(prompt) == clauses
+
+
+OPENER = ToolInfo(name="open_page", description="Open a web page by its URL and show it.")
+
+
+def test_a_link_in_the_prompt_is_evidence_for_the_tools_that_take_a_url(tmp_path: Path) -> None:
+    """ "have a look at https://..." names no tool word, but a tool taking a URL is asked for;
+    without the link nothing points at it."""
+    resolver = resolver_with(tmp_path, {})
+    tools = [*TOOLS, OPENER]
+    allowed, scores = run(resolver, "have a look at https://shop.example.com/pricing", tools)
+    assert "open_page" in allowed and scores["open_page"] > 0
+    allowed, scores = run(resolver, "have a look at the shop's pricing", tools)
+    assert "open_page" not in allowed and scores.get("open_page", 0.0) == 0.0
