@@ -15,7 +15,9 @@ How it decides (README, "Offline classifier"):
    tools are kept, so every sub-request is covered.
 4. **Cut-off** from the score distribution, not a fixed k: keep tools scoring at least a
    fraction of the best; a weak best score lowers the fraction (widen for recall).
-5. **Semantic extra** (optional, ``offlineSemantic``): a packaged multilingual embedding model
+5. **Deprecated tools**: a tool whose description says it is deprecated in favour of another
+   candidate scores below that replacement (`_successors`).
+6. **Semantic extra** (optional, ``offlineSemantic``): a packaged multilingual embedding model
    adds a bonus to the tools the prompt stands out for before the cut-off (`_semantic`).
 """
 
@@ -126,6 +128,12 @@ _ENTITIES = ((re.compile(r"\bhttps?://|\bwww\.", re.IGNORECASE), ("url",)),)
 """A value the prompt carries, and the word a tool that takes it uses for it: a prompt with a
 link in it counts one "url" term, as if it had said the word ("open https://..." is evidence
 for the tools that take a URL)."""
+_DEPRECATED = re.compile(r"\bdeprecated\b", re.IGNORECASE)
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w.-]*[\w]")
+DEPRECATED_SHARE = 0.9
+"""A deprecated tool's replacement scores at least what the deprecated tool would have, and
+the deprecated tool this fraction of it (the replacement ranks first: it is what the server
+asks a client to call)."""
 _BARE_AND = re.compile(r"\s+(?:and|y|et|und|e)\s+", re.IGNORECASE)
 """A bare "and" between two requests ("look it up and send it to Anna")."""
 
@@ -150,6 +158,9 @@ class _Index:
     families: tuple[tuple[tuple[str, ...], tuple[int, ...]], ...] = ()
     """Tool families (an MCP server's tools, ``<server>__<tool>``): (the server name's terms,
     the member tools' indexes)"""
+
+    successors: tuple[tuple[int, int], ...] = ()
+    """(deprecated tool, the candidate its description says to use instead) (`_successors`)"""
 
     @functools.cached_property
     def cjk_set(self) -> frozenset[str]:
@@ -278,7 +289,35 @@ def _build_index(
         phrase_index,
         Markers.of(catalog.social + catalog.self_contained),
         _families(names),
+        _successors(tools),
     )
+
+
+def _successors(tools: Sequence[tuple[str, str]]) -> tuple[tuple[int, int], ...]:
+    """Deprecated tools and their replacements: a description that says "deprecated" and names
+    another candidate ("DEPRECATED: Use read_text_file instead."), by its whole name or, within
+    an MCP server's family, by the server's own name for it. The first candidate named wins."""
+    by_name: dict[str, int] = {}
+    by_local: dict[tuple[str, str], int] = {}
+    for i, (name, _) in enumerate(tools):
+        by_name.setdefault(name, i)
+        server, sep, local = name.partition(FAMILY_SEPARATOR)
+        if sep and server and local:
+            by_local.setdefault((server, local), i)
+    pairs = []
+    for i, (name, description) in enumerate(tools):
+        found = _DEPRECATED.search(description)
+        if found is None:
+            continue
+        server = name.partition(FAMILY_SEPARATOR)[0] if FAMILY_SEPARATOR in name else ""
+        for word in _IDENTIFIER.findall(description[found.end() :]):
+            j = by_name.get(word)
+            if j is None and server:
+                j = by_local.get((server, word))
+            if j is not None and j != i:
+                pairs.append((i, j))
+                break
+    return tuple(pairs)
 
 
 def _families(names: Sequence[str]) -> tuple[tuple[tuple[str, ...], tuple[int, ...]], ...]:
@@ -449,6 +488,10 @@ class OfflineClassifier:
             if len(parts) > DESCRIPTION_TERMS:
                 parts = heapq.nlargest(DESCRIPTION_TERMS, parts)
             scores[i] += sum(parts)
+        for old, new in index.successors:
+            if scores[old] > 0.0:
+                scores[new] = max(scores[new], scores[old])
+                scores[old] *= DEPRECATED_SHARE
         return scores
 
     def score(self, request: ClassifyInput) -> dict[str, float]:

@@ -213,3 +213,29 @@ def test_a_link_in_the_prompt_is_evidence_for_the_tools_that_take_a_url(tmp_path
     assert "open_page" in allowed and scores["open_page"] > 0
     allowed, scores = run(resolver, "have a look at the shop's pricing", tools)
     assert "open_page" not in allowed and scores.get("open_page", 0.0) == 0.0
+
+
+def test_a_deprecated_tool_ranks_below_the_tool_it_names_as_its_replacement(
+    tmp_path: Path,
+) -> None:
+    """An MCP server's deprecated tool ("DEPRECATED: Use read_text_file instead.") has the short
+    description that BM25 favours; its replacement, named by the server's own name for it,
+    ranks first. Without the note the short description wins."""
+    replacement = ToolInfo(
+        name="files__read_text_file",
+        description="Read the complete contents of a file from the file system as text. Handles "
+        "various text encodings and gives detailed errors when the file cannot be read. Use "
+        "the head or tail parameter to read only the first or last lines of a file.",
+    )
+    note = " DEPRECATED: Use read_text_file instead."
+    resolver = resolver_with(tmp_path, {})
+    ranked = {}
+    for deprecated in (True, False):
+        old = ToolInfo(
+            name="files__read_file",
+            description="Read the complete contents of a file as text."
+            + (note if deprecated else ""),
+        )
+        _, scores = run(resolver, "read notes.md with the files server", [*TOOLS, old, replacement])
+        ranked[deprecated] = scores["files__read_text_file"] > scores["files__read_file"]
+    assert ranked == {True: True, False: False}
