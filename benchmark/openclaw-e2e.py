@@ -43,6 +43,7 @@ import json
 import os
 import platform
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -1051,6 +1052,9 @@ def main() -> int:
         "--render", type=Path, metavar="JSON", help="only re-render a --json file's report"
     )
     args = parser.parse_args()
+    # a SIGTERM (a stopped run) unwinds like an exception, so every Gateway, its MCP servers
+    # and the mock model are stopped by their context managers instead of being orphaned
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     if args.render:
         saved = json.loads(args.render.read_text())
         if saved["meta"].get("mode") == "mcp":
