@@ -6,8 +6,9 @@ word -> English words, written from the vocabulary of tool descriptions, blind t
 benchmarks) lets the offline classifier read "crea una incidencia en el repositorio" as "crea
 create una incidencia issue en el repositorio repository": each glossed word keeps its place,
 so the gloss stays in its clause. Latin-script glosses apply only to a prompt written in that
-language (`_lang.latin_language`); CJK glosses wherever their word occurs. Only adds words: a
-prompt's own words are untouched.
+language (`_lang.latin_language`); Chinese and Japanese glosses wherever their word occurs,
+Korean ones at the start of a word (`_text.find_word`). Only adds words: a prompt's own words
+are untouched.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import orjson
 
 from ._data import data_dir
 from ._lang import LATIN, latin_language
-from ._text import fold, has_cjk, tokens
+from ._text import find_word, fold, has_cjk, tokens
 
 MAX_GLOSSED_CHARS = 4000
 """Only the first this many characters of a prompt are glossed (bounded work per turn)."""
@@ -115,7 +116,7 @@ def gloss(text: str, known: Callable[[str], bool] | None = None) -> str:
         if len(folded) == len(head):  # positions line up (NFKC kept every character)
             taken = [False] * len(folded)
             for word, english in table.cjk:
-                start = folded.find(word)
+                start = find_word(folded, word)
                 if start < 0 or any(taken[start : start + len(word)]):
                     continue
                 for k in range(start, start + len(word)):

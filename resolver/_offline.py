@@ -39,7 +39,7 @@ from ._glossary import gloss
 from ._lang import latin_language, stopwords
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, conversation_head, fuse, passage_text
-from ._text import cjk_words, fold, has_cjk, tokens
+from ._text import cjk_words, find_word, fold, has_cjk, tokens
 
 GLOSSARY = True
 """Gloss other-language words with their English (`_glossary`) before matching."""
@@ -147,7 +147,7 @@ class _Index:
     deletes: Mapping[str, tuple[str, ...]]
     """one-deletion variants -> vocabulary terms (for typo matching)"""
     cjk_words: tuple[str, ...] = ()
-    """CJK keyword words, matched whole as substrings of the prompt (particles may follow)"""
+    """CJK keyword words, matched whole in the prompt (particles may follow; `find_word`)"""
     key: tuple[str, int] = ("", 0)
     """(catalog fingerprint, candidate-set hash): this index's cache key, also the semantic
     matrix's, so a turn hashes its candidate set once"""
@@ -447,7 +447,7 @@ class OfflineClassifier:
         if index.cjk_words and has_cjk(text):
             folded = fold(text)
             for word in index.cjk_words:
-                if word in folded:
+                if word in folded and find_word(folded, word) >= 0:
                     query[_WORD_TERM + word] = query.get(_WORD_TERM + word, 0.0) + weight
         words = tokens(text)
         lang = latin_language(tokens(text, keep_stopwords=True)) if words else "en"

@@ -310,6 +310,22 @@ def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
 
 
+_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")
+
+
+def find_word(text: str, word: str) -> int:
+    """Where the CJK `word` occurs in `text`, -1 when it does not. Chinese and Japanese are
+    written without spaces: anywhere. Korean separates its words with spaces and puts particles
+    and endings after them ("슬랙으로"): a Korean word starts a word of the text, never sits
+    inside one — "코드" (code) is not in "디스코드" (Discord)."""
+    start = text.find(word)
+    if start <= 0 or not _HANGUL.match(word):
+        return start
+    while start > 0 and _HANGUL.match(text[start - 1]):
+        start = text.find(word, start + 1)
+    return start
+
+
 def cjk_words(phrase: str) -> list[str]:
     """The whitespace-separated words of a keyword phrase that contain CJK characters (2+
     characters, folded): matched whole against a prompt, where a bigram alone is ambiguous."""

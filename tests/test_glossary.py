@@ -80,3 +80,10 @@ def test_a_prompt_in_another_language_reaches_an_english_only_tool(
     assert needed in resolve(prompt)
     monkeypatch.setattr(offline, "GLOSSARY", False)
     assert needed not in resolve(prompt)  # what the glossary adds: no shared word without it
+
+
+def test_a_korean_gloss_word_inside_a_longer_word_is_not_glossed() -> None:
+    """'디스코드' (Discord) holds '코드' (code) but is not that word; '코드를' (code + particle)
+    is."""
+    assert "code" not in gloss("디스코드 채널에 공지해줘").split()
+    assert "code" in gloss("이 코드를 검토해줘").split()

@@ -11,7 +11,7 @@ import pytest
 
 import resolver._offline as offline
 from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
-from resolver._text import cjk_words
+from resolver._text import cjk_words, find_word
 
 TOOLS = [
     ToolInfo(name="status_board", description="Show the status board."),
@@ -100,3 +100,15 @@ def test_words_in_one_script_leave_the_other_scripts_scores_unchanged(tmp_path: 
     assert pair(base, english, "a") == pair(more_cjk, english, "b")
     chinese = "把照片上传然后汇报"
     assert pair(base, chinese, "c") == pair(more_latin, chinese, "d")
+
+
+def test_a_korean_keyword_word_starts_a_word_never_sits_inside_one(tmp_path: Path) -> None:
+    """Korean separates words with spaces: '코드' (code) is in '코드를' (code + particle) but
+    not in '디스코드' (Discord), where a substring match would find it."""
+    assert find_word("디스코드에 올려줘", "코드") == -1
+    assert find_word("디스코드에 코드를 올려줘", "코드") == 6
+    assert find_word("打开状态看板", "状态") == 2  # Chinese: anywhere
+    resolver = resolver_with_keywords(tmp_path, {"agent_report": ["코드 보고"]})
+    inside = scores(resolver, "디스코드에 올려줘")["agent_report"]  # a shared bigram only
+    whole = scores(resolver, "코드를 올려줘")["agent_report"]
+    assert 0 < inside < whole / 2
