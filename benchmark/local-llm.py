@@ -10,7 +10,9 @@ sdist, ~30 min on 2 cores) on 127.0.0.1, primes the classifier prompt's stable p
 ``llmWarmUp`` does), then replays every ``--every``-th case of the curated set through the real
 pipeline three ways in one run: the offline classifier, the LLM with the recall floor (the
 default) and the LLM without it. It reports must-include accuracy, mean surface, latency
-p50/p95 and fallbacks by cause, and writes the table. The machine should be otherwise idle:
+p50/p95 and fallbacks by cause, and writes the table. The server keeps no prompt states
+across requests (``--cache-ram 0``), so the second arm, which repeats the first arm's prompts,
+is not answered from a stored state. The machine should be otherwise idle:
 a 2-core CPU shared with another busy process makes the model 3-10x slower.
 """
 
@@ -83,7 +85,10 @@ def run_model(name: str, cases: CaseSet, timeout_ms: int, log_dir: Path) -> dict
     if gguf is None:
         raise SystemExit(f"model {name} could not be fetched")
     print(f"== {name} ({gguf.stat().st_size / 1e6:.0f} MB)", flush=True)
-    with LlamaServer(name, log_dir=log_dir) as server:
+    # no prompt states kept across requests (--cache-ram 0): the second arm sends the first
+    # arm's prompts again, and a restored state would answer it faster than any real turn (the
+    # slot still reuses the prefix it shares with the previous request, as in production)
+    with LlamaServer(name, log_dir=log_dir, extra_args=("--cache-ram", "0")) as server:
         base = {
             "llmApiBase": server.base_url,
             "llmModel": name,
