@@ -29,7 +29,6 @@ import contextlib
 import io
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -43,49 +42,31 @@ from resolver.bench.cases import CaseSet, load_case_file, parse_case_file
 from resolver.bench.runner import replay_cases
 from resolver.cli import main
 from resolver.tuning import load_proposal
+from tests.sidecar_support import Sidecar
 
 CASES = REPO / "benchmark" / "benchmark-v1-mcp.json"
 
 
 def halves(cases: CaseSet) -> tuple[CaseSet, CaseSet]:
-    """(learning half, held-out half), each with the whole surface inline."""
+    """(learning half, held-out half): the case file's cases at even and odd positions, on its
+    surface."""
     raw = json.loads(Path(cases.path).read_bytes())
-    tools = [
-        {"name": t.name, "description": t.description, "parameters": t.parameters}
-        for t in cases.candidates
-    ]
     out = []
     for parity, label in ((0, "learn"), (1, "held-out")):
         data = {
             "name": f"{raw['name']}-{label}",
             "source": f"{raw['name']}, cases at {'even' if parity == 0 else 'odd'} positions",
             "license": raw["license"],
-            "tools": tools,
+            "surface": raw["surface"],  # relative to the case file's folder, as `path` says
             "cases": [c for i, c in enumerate(raw["cases"]) if i % 2 == parity],
         }
-        blob = json.dumps(data).encode()
-        out.append(parse_case_file(blob, path=f"{cases.path}#{label}"))
+        out.append(parse_case_file(json.dumps(data).encode(), path=cases.path))
     learn, held = out
     return learn, held
 
 
 def record(telemetry: Path, home: Path, learn: CaseSet) -> None:
     """Shadow turns of the learning half through the real sidecar."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "resolver.hosts.openclaw"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "HOME": str(home), "PYTHONPATH": str(REPO)},
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-
-    def send(method: str, **params: object) -> None:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps({"id": method, "method": method, "params": params}) + "\n")
-        proc.stdin.flush()
-        proc.stdout.readline()
-
     surface = [
         {"name": t.name, "description": t.description, "parameters": schema_text(t.parameters)}
         for t in learn.candidates
@@ -96,17 +77,16 @@ def record(telemetry: Path, home: Path, learn: CaseSet) -> None:
         "catalogOverridesFile": None,
         "keywordCacheFile": None,
     }
-    try:
-        send("configure", config=config)
-        send("observe_surface", tools=surface, ctx={"runId": "r0"})
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(REPO)}
+    with Sidecar(env=env) as sidecar:
+        sidecar.call("c", "configure", config=config)
+        sidecar.call("o", "observe_surface", tools=surface, ctx={"runId": "r0"})
         for i, case in enumerate(learn.cases, start=1):
             run = {"sessionId": f"learn-{case.id}", "agentId": "main", "runId": f"r{i}"}
-            send("resolve", event={"prompt": case.prompt}, ctx=run)
+            sidecar.call(f"r{i}", "resolve", event={"prompt": case.prompt}, ctx=run)
             calls = [{"name": name, "ok": True} for name in case.must_include]
-            send("observe_tool_calls", calls=calls, ctx=run)
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=120)
+            sidecar.call(f"t{i}", "observe_tool_calls", calls=calls, ctx=run)
+        assert sidecar.close(timeout=120) == 0, sidecar.stderr()
     telemetry.with_name(telemetry.name + ".lock").unlink(missing_ok=True)  # the writer's flock
 
 

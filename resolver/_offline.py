@@ -447,7 +447,7 @@ class OfflineClassifier:
         if index.cjk_words and has_cjk(text):
             folded = fold(text)
             for word in index.cjk_words:
-                if word in folded and find_word(folded, word) >= 0:
+                if find_word(folded, word) >= 0:
                     query[_WORD_TERM + word] = query.get(_WORD_TERM + word, 0.0) + weight
         words = tokens(text)
         lang = latin_language(tokens(text, keep_stopwords=True)) if words else "en"
