@@ -20,10 +20,17 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 
 from ._config import ResolverConfig
 from ._data import default_catalog_path
@@ -59,6 +66,27 @@ class ConversationMarkers(BaseModel):
     quoted text, write a poem, how do you say ..."""
 
 
+MAX_LOOKUP_PHRASES = 4000
+"""At most this many phrases in each `LookupCues` list."""
+_Phrase = Annotated[str, StringConstraints(min_length=1, max_length=MAX_KEYWORD_CHARS)]
+
+
+class LookupCues(BaseModel):
+    """Questions about the current state of the world ("what time does the last train leave
+    today?", "¿qué tiempo hará el sábado?") need the general look-up tool even when no word
+    names it (README, "The offline classifier"). A clause with an `ask` phrase *and* a `current`
+    phrase gets the `tools` that are candidates. A layer that sets a list replaces that list."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    tools: list[_Phrase] | None = Field(default=None, max_length=MAX_KEYWORDS_PER_TOOL)
+    """The tools that answer questions about the world (e.g. a web search tool)."""
+    ask: list[_Phrase] | None = Field(default=None, max_length=MAX_LOOKUP_PHRASES)
+    """Question words and find-out verbs (what, when, how much, check if, 查一下, 언제 ...)."""
+    current: list[_Phrase] | None = Field(default=None, max_length=MAX_LOOKUP_PHRASES)
+    """Words tying a clause to a time-varying state (today, now, latest, price, 明天 ...)."""
+
+
 class CatalogFile(BaseModel):
     """One catalog layer as written on disk (``schemas/catalog.v1.json``)."""
 
@@ -80,6 +108,8 @@ class CatalogFile(BaseModel):
     """Optional: tool -> {semantic state id -> JSON Schema the host's value must satisfy}."""
     conversation: ConversationMarkers | None = None
     """Optional: phrases that mark a conversational turn (no tool needed)."""
+    lookup: LookupCues | None = None
+    """Optional: what makes a clause a question about the current state of the world."""
     meta: dict[str, Any] = Field(default_factory=dict, alias="_meta")
     """Provenance; ignored by the resolver."""
 
@@ -218,6 +248,23 @@ def load_catalog_file(path: str | Path) -> CatalogFile:
 
 
 @dataclass(frozen=True)
+class Lookup:
+    """The merged `LookupCues` in force."""
+
+    tools: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    current: tuple[str, ...] = ()
+
+    def updated(self, layer: LookupCues) -> Lookup:
+        """This with the lists `layer` sets replaced."""
+        return Lookup(
+            tuple(layer.tools) if layer.tools is not None else self.tools,
+            tuple(layer.ask) if layer.ask is not None else self.ask,
+            tuple(layer.current) if layer.current is not None else self.current,
+        )
+
+
+@dataclass(frozen=True)
 class EffectiveCatalog:
     """The merged catalog in force: what the classifiers read."""
 
@@ -233,6 +280,8 @@ class EffectiveCatalog:
     """Conversation markers (`ConversationMarkers.social`)."""
     self_contained: tuple[str, ...] = ()
     """Conversation markers (`ConversationMarkers.self_contained`)."""
+    lookup: Lookup = field(default_factory=lambda: Lookup())
+    """The look-up tools and the cues that call for them (`LookupCues`)."""
 
     def describe(self, name: str, host_description: str = "") -> str:
         """The effective description of a tool (catalog first, then the host's, then '')."""
@@ -252,6 +301,7 @@ class EffectiveCatalog:
             self.state_requirements,
             origins,
             (self.social, self.self_contained),
+            self.lookup,
         )
 
 
@@ -266,7 +316,9 @@ def _build(
     reqs: Mapping[str, Mapping[str, Mapping[str, Any]]],
     origins: Mapping[str, str],
     markers: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
+    lookup: Lookup | None = None,
 ) -> EffectiveCatalog:
+    lookup = lookup or Lookup()
     fp = _fingerprint(
         {
             "tools": dict(tools),
@@ -274,9 +326,10 @@ def _build(
             "keywords": {k: list(v) for k, v in keywords.items()},
             "req": {k: dict(v) for k, v in reqs.items()},
             "conversation": [list(markers[0]), list(markers[1])],
+            "lookup": [list(lookup.tools), list(lookup.ask), list(lookup.current)],
         }
     )
-    return EffectiveCatalog(tools, skills, keywords, reqs, fp, origins, *markers)
+    return EffectiveCatalog(tools, skills, keywords, reqs, fp, origins, *markers, lookup)
 
 
 def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
@@ -288,12 +341,15 @@ def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
     origins: dict[str, str] = {}
     social: tuple[str, ...] = ()
     self_contained: tuple[str, ...] = ()
+    lookup = Lookup()
     for label, layer in layers:
         if layer.conversation is not None:
             if layer.conversation.social is not None:
                 social = tuple(layer.conversation.social)
             if layer.conversation.self_contained is not None:
                 self_contained = tuple(layer.conversation.self_contained)
+        if layer.lookup is not None:
+            lookup = lookup.updated(layer.lookup)
         for name, text in layer.tools.items():
             tools[name] = text
             origins[name] = label
@@ -301,7 +357,7 @@ def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
         for name, terms in layer.keywords.items():
             keywords[name] = tuple(terms)
         reqs.update(layer.state_requirements)
-    return _build(tools, skills, keywords, reqs, origins, (social, self_contained))
+    return _build(tools, skills, keywords, reqs, origins, (social, self_contained), lookup)
 
 
 @dataclass

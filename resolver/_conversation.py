@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ._lang import stopwords
-from ._text import STOPWORDS, fold, has_cjk, tokens
+from ._text import STOPWORDS, find_word, fold, has_cjk, tokens
 
 CONVERSATION_LEFT = 1
 """A clause with a conversation marker stays conversation with at most this many other words."""
@@ -101,6 +101,24 @@ def conversational(markers: Markers | None, clause: str) -> bool:
     ]
     cjk_chars = sum(1 for ch in cjk_left if has_cjk(ch))
     return len(left) + cjk_chars / CJK_CHARS_PER_WORD <= CONVERSATION_LEFT
+
+
+def has_marker(markers: Markers | None, clause: str) -> bool:
+    """Whether `clause` holds one of `markers`: a Latin one's words in order (a word or two may
+    come between), a CJK one as written (a Korean one at the start of a word)."""
+    if markers is None:
+        return False
+    if markers.cjk and has_cjk(clause):
+        folded = fold(clause)
+        joined = folded.replace(" ", "")  # CJK markers are kept without spaces (`Markers.of`)
+        if any(find_word(folded, m) >= 0 or find_word(joined, m) >= 0 for m in markers.cjk):
+            return True
+    if markers.latin:
+        terms = tokens(clause, keep_stopwords=True)
+        for i, term in enumerate(terms):
+            if any(_in_order(terms, i, m) for m in markers.latin.get(term, ())):
+                return True
+    return False
 
 
 def _in_order(terms: Sequence[str], start: int, marker: Sequence[str]) -> list[int]:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from ._catalog import EffectiveCatalog
 from ._classify import Classification, ClassifyInput
-from ._conversation import Markers, task_text
+from ._conversation import Markers, has_marker, task_text
 from ._glossary import gloss
 from ._lang import latin_language, stopwords
 from ._limits import MAX_ID_CHARS
@@ -43,6 +43,8 @@ from ._text import cjk_words, find_word, fold, has_cjk, tokens
 
 GLOSSARY = True
 """Gloss other-language words with their English (`_glossary`) before matching."""
+LOOKUP = True
+"""A question about the current state of the world gets the look-up tools (`_lookup_list`)."""
 
 NAME_WEIGHT = 3.0
 KEYWORD_WEIGHT = 2.0
@@ -161,6 +163,9 @@ class _Index:
 
     successors: tuple[tuple[int, int], ...] = ()
     """(deprecated tool, the candidate its description says to use instead) (`_successors`)"""
+    lookup: tuple[tuple[int, ...], Markers | None, Markers | None] = ((), None, None)
+    """The look-up tools among the candidates, and the ask and current cues that call for
+    them (`_lookup_list`)"""
 
     @functools.cached_property
     def cjk_set(self) -> frozenset[str]:
@@ -290,7 +295,19 @@ def _build_index(
         Markers.of(catalog.social + catalog.self_contained),
         _families(names),
         _successors(tools),
+        _lookup_of(names, catalog),
     )
+
+
+def _lookup_of(
+    names: Sequence[str], catalog: EffectiveCatalog
+) -> tuple[tuple[int, ...], Markers | None, Markers | None]:
+    spec = catalog.lookup
+    wanted = set(spec.tools)
+    members = tuple(i for i, name in enumerate(names) if name in wanted)
+    if not members or not spec.ask or not spec.current:
+        return ((), None, None)
+    return (members, Markers.of(spec.ask), Markers.of(spec.current))
 
 
 def _successors(tools: Sequence[tuple[str, str]]) -> tuple[tuple[int, int], ...]:
@@ -595,6 +612,8 @@ class OfflineClassifier:
         lists.extend(self._segment_lists(index, task))
         clauses = len(lists) - 2 - families_named(index, task)
         cap = min(MAX_SELECTED_MULTI, max(MAX_SELECTED, PER_CLAUSE * clauses))
+        if LOOKUP:
+            lists.extend(_lookup_list(index, plain))
         chosen = _round_robin(lists, cap)
         second = scores[ranked[1]] if len(ranked) > 1 else 0.0
         margin = (top - second) / top
@@ -624,6 +643,20 @@ class OfflineClassifier:
                 floor = best * SEGMENT_RELATIVE_CUTOFF
                 lists.append([index.names[i] for i in order if seg_scores[i] >= floor])
         return lists
+
+
+def _lookup_list(index: _Index, text: str) -> list[list[str]]:
+    """The look-up tools, when a clause of the prompt asks about the current state of the world:
+    it has an ask cue ("what time", "查一下", "wann") and a current cue ("today", "明天",
+    "latest", "price") — "when does the last train leave today?" needs a web search though no
+    word names one. Matched on the prompt as written (not its glosses)."""
+    members, ask, current = index.lookup
+    if not members:
+        return []
+    for clause in clauses_of(text) or [text]:
+        if has_marker(ask, clause) and has_marker(current, clause):
+            return [[index.names[i] for i in members]]
+    return []
 
 
 def clauses_of(prompt: str) -> list[str]:
