@@ -39,10 +39,13 @@ from ._glossary import gloss
 from ._lang import latin_language, stopwords
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, conversation_head, fuse, passage_text
-from ._text import cjk_words, find_word, fold, has_cjk, tokens
+from ._text import cjk_words, find_word, fold, has_cjk, latin_words, tokens
 
 GLOSSARY = True
 """Gloss other-language words with their English (`_glossary`) before matching."""
+SPELLINGS = True
+"""Typo matching also compares the prompt's words as written with the candidates' words as
+written (`_near_spellings`), not only their stems."""
 LOOKUP = True
 """A question about the current state of the world gets the look-up tools (`_lookup_list`)."""
 
@@ -163,6 +166,9 @@ class _Index:
 
     successors: tuple[tuple[int, int], ...] = ()
     """(deprecated tool, the candidate its description says to use instead) (`_successors`)"""
+    spellings: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    """one-deletion variants of the candidates' words as written -> ((word, its term), ...)
+    (typo matching on what was typed, `_near_spellings`)"""
     lookup: tuple[tuple[int, ...], Markers | None, Markers | None] = ((), None, None)
     """The look-up tools among the candidates, and the ask and current cues that call for
     them (`_lookup_list`)"""
@@ -204,7 +210,15 @@ def _build_index(
     phrases: dict[str, tuple[str, ...]] = {}
     tf_per_tool: list[dict[str, float]] = []
     desc_per_tool: list[dict[str, float]] = []
+    written: dict[str, str] = {}  # the candidates' words as written -> their terms
     for position, (name, description) in enumerate(tools):
+        texts = [name[:MAX_ID_CHARS], description, *catalog.keywords.get(name, ())]
+        if position < len(params):
+            texts.append(params[position])
+        for text in texts:
+            for word, term in latin_words(text):
+                if _typo_term(word, MIN_TYPO_LENGTH):
+                    written.setdefault(word, term)
         tf: dict[str, float] = {}
         name_terms = tokens(name[:MAX_ID_CHARS])
         for term in name_terms:
@@ -279,6 +293,11 @@ def _build_index(
         if _typo_term(term, MIN_TYPO_LENGTH):
             for variant in _deletions(term) | {term}:
                 deletes.setdefault(variant, []).append(term)
+    spellings: dict[str, list[tuple[str, str]]] = {}
+    for word, term in written.items():
+        if term in weights:
+            for variant in _deletions(word) | {word}:
+                spellings.setdefault(variant, []).append((word, term))
     words = tuple(t[len(_WORD_TERM) :] for t in weights if t.startswith(_WORD_TERM))
     by_term: dict[str, list[str]] = {}
     for phrase, parts in phrases.items():
@@ -295,6 +314,7 @@ def _build_index(
         Markers.of(catalog.social + catalog.self_contained),
         _families(names),
         _successors(tools),
+        {k: tuple(v) for k, v in spellings.items()},
         _lookup_of(names, catalog),
     )
 
@@ -379,6 +399,17 @@ def _near_terms(index: _Index, term: str) -> list[str]:
     for variant in _deletions(term) | {term}:
         found.update(index.deletes.get(variant, ()))
     return sorted(t for t in found if one_edit(term, t))
+
+
+def _near_spellings(index: _Index, word: str) -> list[str]:
+    """The terms of the candidates' words that are one edit from `word` as written
+    ("postgress" -> postgres -> "postgr"; "deplyments" -> deployments -> "deploy")."""
+    if not SPELLINGS or not _typo_term(word, MIN_QUERY_TYPO_LENGTH):
+        return []
+    found: set[tuple[str, str]] = set()
+    for variant in _deletions(word) | {word}:
+        found.update(index.spellings.get(variant, ()))
+    return sorted({term for written, term in found if one_edit(word, written)})
 
 
 def _phrases_in(index: _Index, words: Sequence[str]) -> list[str]:
@@ -471,14 +502,18 @@ class OfflineClassifier:
         if lang != "en":  # another language's function words are not its topic
             own = stopwords().get(lang, frozenset())
             words = [w for w in words if w not in own]
+        typed: dict[str, str] = {}
         for term in words:
             if term in index.weights:
                 query[term] = query.get(term, 0.0) + weight
                 continue
             if lang != "en":
                 continue  # typo matching reads hasty English, not another language
-            for near in _near_terms(index, term):
-                query[near] = query.get(near, 0.0) + weight * TYPO_WEIGHT
+            if not typed:
+                typed = {t: w for w, t in reversed(latin_words(text))}
+            near = set(_near_terms(index, term)) | set(_near_spellings(index, typed.get(term, "")))
+            for found in sorted(near):
+                query[found] = query.get(found, 0.0) + weight * TYPO_WEIGHT
         for pattern, terms in _ENTITIES:
             if pattern.search(text):
                 for term in terms:

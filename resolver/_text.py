@@ -366,6 +366,19 @@ def tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
     return out
 
 
+def latin_words(text: str) -> list[tuple[str, str]]:
+    """The Latin words of a text that `tokens` keeps, each as (the folded word as written, its
+    term): typo matching compares what was typed, not its stem ("postgress" is one edit from
+    "postgres", whose stem "postgr" is three edits from "postgress")."""
+    out: list[tuple[str, str]] = []
+    for match in _WORD.finditer(fold(split_identifier(_with_joined(text)))):
+        word = match.group(0)
+        if _CJK.match(word) or word in STOPWORDS or len(word) == 1 or len(word) > MAX_WORD_CHARS:
+            continue
+        out.append((word, stem(word)))
+    return out
+
+
 def normalize_prompt(prompt: str) -> str:
     """The exact-match key of a prompt: NFKC, case-folded, whitespace collapsed."""
     return " ".join(unicodedata.normalize("NFKC", prompt).casefold().split())

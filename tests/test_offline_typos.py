@@ -49,3 +49,31 @@ def test_a_typo_is_not_matched_to_a_word_two_edits_away(tmp_path: Path) -> None:
     ]
     res = asyncio.run(resolver.resolve(TurnRequest(prompt="remnd me at 5pm", tools=tools)))
     assert res.tools_allow == ["alarm"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "tool"),
+    [
+        ("count the rows of every table in postgress", "postgres_query"),
+        ("which deplyments failed?", "list_deployments"),
+    ],
+)
+def test_a_typo_is_matched_as_written_not_only_by_its_stem(
+    monkeypatch: pytest.MonkeyPatch, prompt: str, tool: str
+) -> None:
+    """'postgress' is one edit from 'postgres' as written, three from its stem 'postgr'; the
+    typo still reaches the tool, and does not without matching the words as written."""
+    tools = [
+        ToolInfo(name="postgres_query", description="Run a read-only SQL query on Postgres."),
+        ToolInfo(name="list_deployments", description="List Kubernetes deployments."),
+        ToolInfo(name="send_message", description="Send a chat message."),
+    ]
+
+    def allowed() -> list[str]:
+        resolver = Resolver(ResolverConfig(coreTools=[], keywordCacheFile=""))
+        res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=tools)))
+        return list(res.tools_allow or [])
+
+    assert tool in allowed()
+    monkeypatch.setattr("resolver._offline.SPELLINGS", False)
+    assert tool not in allowed()
