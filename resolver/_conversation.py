@@ -103,18 +103,26 @@ def conversational(markers: Markers | None, clause: str) -> bool:
     return len(left) + cjk_chars / CJK_CHARS_PER_WORD <= CONVERSATION_LEFT
 
 
-def has_marker(markers: Markers | None, clause: str) -> bool:
+def has_marker(
+    markers: Markers | None, clause: str, terms: Sequence[str] | None = None
+) -> bool:
     """Whether `clause` holds one of `markers`: a Latin one's words in order (a word or two may
-    come between), a CJK one as written (a Korean one at the start of a word)."""
+    come between), a CJK one as written (a Korean one at the start of a word). `terms`: the
+    clause's `tokens` with stop words kept, when the caller has them already."""
     if markers is None:
         return False
     if markers.cjk and has_cjk(clause):
         folded = fold(clause)
         joined = folded.replace(" ", "")  # CJK markers are kept without spaces (`Markers.of`)
-        if any(find_word(folded, m) >= 0 or find_word(joined, m) >= 0 for m in markers.cjk):
+        # `in` first: a marker that is nowhere in the text costs no word search
+        if any(
+            m in joined and (find_word(folded, m) >= 0 or find_word(joined, m) >= 0)
+            for m in markers.cjk
+        ):
             return True
     if markers.latin:
-        terms = tokens(clause, keep_stopwords=True)
+        if terms is None:
+            terms = tokens(clause, keep_stopwords=True)
         for i, term in enumerate(terms):
             if any(_in_order(terms, i, m) for m in markers.latin.get(term, ())):
                 return True

@@ -8,8 +8,9 @@ How it decides (README, "Offline classifier"):
    so a turn costs one dictionary lookup per query term.
 2. **Query**: the prompt's terms (stemmed words, CJK bigrams, and every CJK keyword word found
    whole in the prompt — a whole word outweighs partial bigram overlap); a query word not in the
-   vocabulary is mapped to vocabulary words one edit away (typos: "remnd" -> remind), at a
-   discount; the last user messages add a damped contribution (follow-ups).
+   vocabulary is mapped to vocabulary words one edit away, as stems and as written (typos:
+   "remnd" -> remind, "postgress" -> postgres), at a discount; the last user messages add a
+   damped contribution (follow-ups).
 3. **Segments**: a prompt that asks for several things ("..., then ...; also ..."; the
    full-width "，" and "、" count as commas) is split into clauses, and each clause's best
    tools are kept, so every sub-request is covered.
@@ -17,7 +18,10 @@ How it decides (README, "Offline classifier"):
    fraction of the best; a weak best score lowers the fraction (widen for recall).
 5. **Deprecated tools**: a tool whose description says it is deprecated in favour of another
    candidate scores below that replacement (`_successors`).
-6. **Semantic extra** (optional, ``offlineSemantic``): a packaged multilingual embedding model
+6. **Look-up**: a clause that asks about the current state of the world (an ask cue and a
+   current cue of the catalog's ``lookup`` section: "when ... today", "几点 ... 明天") also gets
+   the catalog's look-up tools (`_lookup_list`).
+7. **Semantic extra** (optional, ``offlineSemantic``): a packaged multilingual embedding model
    adds a bonus to the tools the prompt stands out for before the cut-off (`_semantic`).
 """
 
@@ -495,7 +499,7 @@ class OfflineClassifier:
         if index.cjk_words and has_cjk(text):
             folded = fold(text)
             for word in index.cjk_words:
-                if find_word(folded, word) >= 0:
+                if word in folded and find_word(folded, word) >= 0:  # `in`: a cheap first test
                     query[_WORD_TERM + word] = query.get(_WORD_TERM + word, 0.0) + weight
         words = tokens(text)
         lang = latin_language(tokens(text, keep_stopwords=True)) if words else "en"
@@ -509,7 +513,7 @@ class OfflineClassifier:
                 continue
             if lang != "en":
                 continue  # typo matching reads hasty English, not another language
-            if not typed:
+            if not typed and SPELLINGS:
                 typed = {t: w for w, t in reversed(latin_words(text))}
             near = set(_near_terms(index, term)) | set(_near_spellings(index, typed.get(term, "")))
             for found in sorted(near):
@@ -688,8 +692,13 @@ def _lookup_list(index: _Index, text: str) -> list[list[str]]:
     members, ask, current = index.lookup
     if not members:
         return []
+    if not has_cjk(text):  # a Latin cue found in a clause is found in the whole text too
+        terms = tokens(text, keep_stopwords=True)
+        if not (has_marker(current, text, terms) and has_marker(ask, text, terms)):
+            return []  # most prompts: no need to look at each clause
     for clause in clauses_of(text) or [text]:
-        if has_marker(ask, clause) and has_marker(current, clause):
+        terms = tokens(clause, keep_stopwords=True)
+        if has_marker(ask, clause, terms) and has_marker(current, clause, terms):
             return [[index.names[i] for i in members]]
     return []
 

@@ -366,7 +366,8 @@ def tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
     return out
 
 
-def latin_words(text: str) -> list[tuple[str, str]]:
+@lru_cache(maxsize=256)
+def latin_words(text: str) -> tuple[tuple[str, str], ...]:
     """The Latin words of a text that `tokens` keeps, each as (the folded word as written, its
     term): typo matching compares what was typed, not its stem ("postgress" is one edit from
     "postgres", whose stem "postgr" is three edits from "postgress")."""
@@ -376,7 +377,7 @@ def latin_words(text: str) -> list[tuple[str, str]]:
         if _CJK.match(word) or word in STOPWORDS or len(word) == 1 or len(word) > MAX_WORD_CHARS:
             continue
         out.append((word, stem(word)))
-    return out
+    return tuple(out)
 
 
 def normalize_prompt(prompt: str) -> str:
