@@ -103,9 +103,7 @@ def conversational(markers: Markers | None, clause: str) -> bool:
     return len(left) + cjk_chars / CJK_CHARS_PER_WORD <= CONVERSATION_LEFT
 
 
-def has_marker(
-    markers: Markers | None, clause: str, terms: Sequence[str] | None = None
-) -> bool:
+def has_marker(markers: Markers | None, clause: str, terms: Sequence[str] | None = None) -> bool:
     """Whether `clause` holds one of `markers`: a Latin one's words in order (a word or two may
     come between), a CJK one as written (a Korean one at the start of a word). `terms`: the
     clause's `tokens` with stop words kept, when the caller has them already."""

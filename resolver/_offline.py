@@ -43,7 +43,7 @@ from ._glossary import gloss
 from ._lang import latin_language, stopwords
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, conversation_head, fuse, passage_text
-from ._text import cjk_words, find_word, fold, has_cjk, latin_words, tokens
+from ._text import cjk_words, find_word, fold, has_cjk, latin_words, tokens, tokens_and_words
 
 GLOSSARY = True
 """Gloss other-language words with their English (`_glossary`) before matching."""
@@ -216,15 +216,8 @@ def _build_index(
     desc_per_tool: list[dict[str, float]] = []
     written: dict[str, str] = {}  # the candidates' words as written -> their terms
     for position, (name, description) in enumerate(tools):
-        texts = [name[:MAX_ID_CHARS], description, *catalog.keywords.get(name, ())]
-        if position < len(params):
-            texts.append(params[position])
-        for text in texts:
-            for word, term in latin_words(text):
-                if _typo_term(word, MIN_TYPO_LENGTH):
-                    written.setdefault(word, term)
         tf: dict[str, float] = {}
-        name_terms = tokens(name[:MAX_ID_CHARS])
+        name_terms = tokens_and_words(name[:MAX_ID_CHARS], written)
         for term in name_terms:
             tf[term] = tf.get(term, 0.0) + NAME_WEIGHT
         whole = tuple(dict.fromkeys(t for t in name_terms if not has_cjk(t)))
@@ -236,7 +229,7 @@ def _build_index(
         seen: set[str] = set()
         loose: dict[str, float] = {}  # Latin words met only inside multi-word phrases
         for phrase in catalog.keywords.get(name, ()):
-            terms = tokens(phrase)
+            terms = tokens_and_words(phrase, written)
             latin = tuple(dict.fromkeys(t for t in terms if not has_cjk(t)))
             if len(latin) >= 2:
                 phrase_term = _PHRASE_TERM + " ".join(latin)
@@ -261,9 +254,9 @@ def _build_index(
                 tf[term] = tf.get(term, 0.0) + weight
         # A description counts each of its terms once: repeating a word adds nothing. The
         # host's parameter words (names, enum values) count like description words, weaker.
-        desc = dict.fromkeys(tokens(description), DESCRIPTION_WEIGHT)
+        desc = dict.fromkeys(tokens_and_words(description, written), DESCRIPTION_WEIGHT)
         if position < len(params) and params[position]:
-            for term in dict.fromkeys(tokens(params[position])):
+            for term in dict.fromkeys(tokens_and_words(params[position], written)):
                 desc.setdefault(term, PARAMETER_WEIGHT)
         for term, weight in desc.items():
             tf[term] = tf.get(term, 0.0) + weight
@@ -299,7 +292,7 @@ def _build_index(
                 deletes.setdefault(variant, []).append(term)
     spellings: dict[str, list[tuple[str, str]]] = {}
     for word, term in written.items():
-        if term in weights:
+        if term in weights and _typo_term(word, MIN_TYPO_LENGTH):
             for variant in _deletions(word) | {word}:
                 spellings.setdefault(variant, []).append((word, term))
     words = tuple(t[len(_WORD_TERM) :] for t in weights if t.startswith(_WORD_TERM))

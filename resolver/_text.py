@@ -366,6 +366,23 @@ def tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
     return out
 
 
+def tokens_and_words(text: str, words: dict[str, str]) -> list[str]:
+    """`tokens(text)`, recording each Latin word as written -> its term in `words` (one pass:
+    an index builds both)."""
+    out: list[str] = []
+    for match in _WORD.finditer(fold(split_identifier(_with_joined(text)))):
+        word = match.group(0)
+        if _CJK.match(word):
+            out.extend(_cjk_grams(word))
+            continue
+        if word in STOPWORDS or len(word) == 1 or len(word) > MAX_WORD_CHARS:
+            continue
+        term = stem(word)
+        out.append(term)
+        words.setdefault(word, term)
+    return out
+
+
 @lru_cache(maxsize=256)
 def latin_words(text: str) -> tuple[tuple[str, str], ...]:
     """The Latin words of a text that `tokens` keeps, each as (the folded word as written, its
