@@ -43,7 +43,7 @@ from ._glossary import gloss
 from ._lang import latin_language, stopwords
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, conversation_head, fuse, passage_text
-from ._text import cjk_words, find_word, fold, has_cjk, latin_words, tokens, tokens_and_words
+from ._text import cjk_words, find_word, fold, has_cjk, latin_words, tokens
 
 GLOSSARY = True
 """Gloss other-language words with their English (`_glossary`) before matching."""
@@ -217,7 +217,7 @@ def _build_index(
     written: dict[str, str] = {}  # the candidates' words as written -> their terms
     for position, (name, description) in enumerate(tools):
         tf: dict[str, float] = {}
-        name_terms = tokens_and_words(name[:MAX_ID_CHARS], written)
+        name_terms = tokens(name[:MAX_ID_CHARS], words=written)
         for term in name_terms:
             tf[term] = tf.get(term, 0.0) + NAME_WEIGHT
         whole = tuple(dict.fromkeys(t for t in name_terms if not has_cjk(t)))
@@ -229,7 +229,7 @@ def _build_index(
         seen: set[str] = set()
         loose: dict[str, float] = {}  # Latin words met only inside multi-word phrases
         for phrase in catalog.keywords.get(name, ()):
-            terms = tokens_and_words(phrase, written)
+            terms = tokens(phrase, words=written)
             latin = tuple(dict.fromkeys(t for t in terms if not has_cjk(t)))
             if len(latin) >= 2:
                 phrase_term = _PHRASE_TERM + " ".join(latin)
@@ -254,9 +254,9 @@ def _build_index(
                 tf[term] = tf.get(term, 0.0) + weight
         # A description counts each of its terms once: repeating a word adds nothing. The
         # host's parameter words (names, enum values) count like description words, weaker.
-        desc = dict.fromkeys(tokens_and_words(description, written), DESCRIPTION_WEIGHT)
+        desc = dict.fromkeys(tokens(description, words=written), DESCRIPTION_WEIGHT)
         if position < len(params) and params[position]:
-            for term in dict.fromkeys(tokens_and_words(params[position], written)):
+            for term in dict.fromkeys(tokens(params[position], words=written)):
                 desc.setdefault(term, PARAMETER_WEIGHT)
         for term, weight in desc.items():
             tf[term] = tf.get(term, 0.0) + weight

@@ -350,8 +350,12 @@ def _with_joined(text: str) -> str:
     return _CAMEL_WORD.sub(lambda m: f"{m.group(0).lower()} {m.group(0)}", text)
 
 
-def tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
-    """Index terms of a text: stemmed Latin words and CJK bigrams, in order."""
+def tokens(
+    text: str, *, keep_stopwords: bool = False, words: dict[str, str] | None = None
+) -> list[str]:
+    """Index terms of a text: stemmed Latin words and CJK bigrams, in order. `words`, when
+    given, also records each Latin term's word as written (word -> term; an index builds both
+    in one pass)."""
     out: list[str] = []
     for match in _WORD.finditer(fold(split_identifier(_with_joined(text)))):
         word = match.group(0)
@@ -362,39 +366,22 @@ def tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
             continue
         if len(word) > MAX_WORD_CHARS:
             continue  # a hash, a base64 blob, minified code: never a useful term
-        out.append(stem(word))
-    return out
-
-
-def tokens_and_words(text: str, words: dict[str, str]) -> list[str]:
-    """`tokens(text)`, recording each Latin word as written -> its term in `words` (one pass:
-    an index builds both)."""
-    out: list[str] = []
-    for match in _WORD.finditer(fold(split_identifier(_with_joined(text)))):
-        word = match.group(0)
-        if _CJK.match(word):
-            out.extend(_cjk_grams(word))
-            continue
-        if word in STOPWORDS or len(word) == 1 or len(word) > MAX_WORD_CHARS:
-            continue
         term = stem(word)
         out.append(term)
-        words.setdefault(word, term)
+        if words is not None:
+            words.setdefault(word, term)
     return out
 
 
 @lru_cache(maxsize=256)
 def latin_words(text: str) -> tuple[tuple[str, str], ...]:
-    """The Latin words of a text that `tokens` keeps, each as (the folded word as written, its
-    term): typo matching compares what was typed, not its stem ("postgress" is one edit from
-    "postgres", whose stem "postgr" is three edits from "postgress")."""
-    out: list[tuple[str, str]] = []
-    for match in _WORD.finditer(fold(split_identifier(_with_joined(text)))):
-        word = match.group(0)
-        if _CJK.match(word) or word in STOPWORDS or len(word) == 1 or len(word) > MAX_WORD_CHARS:
-            continue
-        out.append((word, stem(word)))
-    return tuple(out)
+    """The Latin words of a text that `tokens` keeps, each once, as (the folded word as
+    written, its term), in order: typo matching compares what was typed, not its stem
+    ("postgress" is one edit from "postgres", whose stem "postgr" is three edits from
+    "postgress")."""
+    words: dict[str, str] = {}
+    tokens(text, words=words)
+    return tuple(words.items())
 
 
 def normalize_prompt(prompt: str) -> str:
