@@ -33,7 +33,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._catalog import EffectiveCatalog
@@ -43,7 +43,7 @@ from ._glossary import gloss
 from ._lang import latin_language, stopwords
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, conversation_head, fuse, passage_text
-from ._text import cjk_words, find_word, fold, has_cjk, latin_words, tokens
+from ._text import cjk_words, find_word, fold, has_cjk, tokens
 
 GLOSSARY = True
 """Gloss other-language words with their English (`_glossary`) before matching."""
@@ -153,8 +153,9 @@ class _Index:
     weights: Mapping[str, tuple[tuple[int, float, float], ...]]
     """term -> ((tool index, precomputed BM25 weight, the part of it from the description),
     ...)"""
-    deletes: Mapping[str, tuple[str, ...]]
-    """one-deletion variants -> vocabulary terms (for typo matching)"""
+    deletes: Mapping[str, tuple[tuple[str, str], ...]]
+    """one-deletion variants of the vocabulary's terms -> ((term, term), ...) (typo matching,
+    `_deletion_index`)"""
     cjk_words: tuple[str, ...] = ()
     """CJK keyword words, matched whole in the prompt (particles may follow; `find_word`)"""
     key: tuple[str, int] = ("", 0)
@@ -172,7 +173,7 @@ class _Index:
     """(deprecated tool, the candidate its description says to use instead) (`_successors`)"""
     spellings: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     """one-deletion variants of the candidates' words as written -> ((word, its term), ...)
-    (typo matching on what was typed, `_near_spellings`)"""
+    (typo matching on what was typed, `SPELLINGS`)"""
     lookup: tuple[tuple[int, ...], Markers | None, Markers | None] = ((), None, None)
     """The look-up tools among the candidates, and the ask and current cues that call for
     them (`_lookup_list`)"""
@@ -285,16 +286,6 @@ def _build_index(
             w = idf * f * (K1 + 1) / (f + K1 * (1 - B + B * length[i] / mean))
             rows.append((i, w, w * desc_per_tool[i].get(term, 0.0) / f if f else 0.0))
         weights[term] = tuple(rows)
-    deletes: dict[str, list[str]] = {}
-    for term in weights:
-        if _typo_term(term, MIN_TYPO_LENGTH):
-            for variant in _deletions(term) | {term}:
-                deletes.setdefault(variant, []).append(term)
-    spellings: dict[str, list[tuple[str, str]]] = {}
-    for word, term in written.items():
-        if term in weights and _typo_term(word, MIN_TYPO_LENGTH):
-            for variant in _deletions(word) | {word}:
-                spellings.setdefault(variant, []).append((word, term))
     words = tuple(t[len(_WORD_TERM) :] for t in weights if t.startswith(_WORD_TERM))
     by_term: dict[str, list[str]] = {}
     for phrase, parts in phrases.items():
@@ -304,14 +295,14 @@ def _build_index(
     return _Index(
         names,
         weights,
-        {k: tuple(v) for k, v in deletes.items()},
+        _deletion_index((term, term) for term in weights),
         words,
         key,
         phrase_index,
         Markers.of(catalog.social + catalog.self_contained),
         _families(names),
         _successors(tools),
-        {k: tuple(v) for k, v in spellings.items()},
+        _deletion_index((word, term) for word, term in written.items() if term in weights),
         _lookup_of(names, catalog),
     )
 
@@ -385,28 +376,32 @@ def one_edit(a: str, b: str) -> bool:
     return short[i:] == long_[i + 1 :]
 
 
-def _near_terms(index: _Index, term: str) -> list[str]:
-    """Vocabulary terms one edit (insert, delete, substitute, swap) from `term`.
+def _deletion_index(
+    forms: Iterable[tuple[str, str]],
+) -> dict[str, tuple[tuple[str, str], ...]]:
+    """(form, its term) pairs -> {one-deletion variant of a form: ((form, term), ...)}, for the
+    forms typo matching looks at (`_typo_term`): the vocabulary's terms, or the candidates'
+    words as written."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for form, term in forms:
+        if _typo_term(form, MIN_TYPO_LENGTH):
+            for variant in _deletions(form) | {form}:
+                out.setdefault(variant, []).append((form, term))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _near(deletes: Mapping[str, tuple[tuple[str, str], ...]], form: str) -> set[str]:
+    """The terms of the indexed forms one edit (insert, delete, substitute, swap) from `form`:
+    "remnd" -> remind as stems, "postgress" -> postgres -> "postgr" as written.
 
     The deletion index proposes candidates (a deletion on both sides can also pair words two
     edits apart, e.g. "remnd" and "rendu"); `one_edit` keeps only the true one-edit ones."""
-    if not _typo_term(term, MIN_QUERY_TYPO_LENGTH):
-        return []
-    found: set[str] = set()
-    for variant in _deletions(term) | {term}:
-        found.update(index.deletes.get(variant, ()))
-    return sorted(t for t in found if one_edit(term, t))
-
-
-def _near_spellings(index: _Index, word: str) -> list[str]:
-    """The terms of the candidates' words that are one edit from `word` as written
-    ("postgress" -> postgres -> "postgr"; "deplyments" -> deployments -> "deploy")."""
-    if not SPELLINGS or not _typo_term(word, MIN_QUERY_TYPO_LENGTH):
-        return []
+    if not _typo_term(form, MIN_QUERY_TYPO_LENGTH):
+        return set()
     found: set[tuple[str, str]] = set()
-    for variant in _deletions(word) | {word}:
-        found.update(index.spellings.get(variant, ()))
-    return sorted({term for written, term in found if one_edit(word, written)})
+    for variant in _deletions(form) | {form}:
+        found.update(deletes.get(variant, ()))
+    return {term for known, term in found if one_edit(form, known)}
 
 
 def _phrases_in(index: _Index, words: Sequence[str]) -> list[str]:
@@ -494,7 +489,8 @@ class OfflineClassifier:
             for word in index.cjk_words:
                 if word in folded and find_word(folded, word) >= 0:  # `in`: a cheap first test
                     query[_WORD_TERM + word] = query.get(_WORD_TERM + word, 0.0) + weight
-        words = tokens(text)
+        written: dict[str, str] = {}  # the prompt's words as typed -> their terms
+        words = tokens(text, words=written)
         lang = latin_language(tokens(text, keep_stopwords=True)) if words else "en"
         if lang != "en":  # another language's function words are not its topic
             own = stopwords().get(lang, frozenset())
@@ -506,9 +502,10 @@ class OfflineClassifier:
                 continue
             if lang != "en":
                 continue  # typo matching reads hasty English, not another language
-            if not typed and SPELLINGS:
-                typed = {t: w for w, t in reversed(latin_words(text))}
-            near = set(_near_terms(index, term)) | set(_near_spellings(index, typed.get(term, "")))
+            near = _near(index.deletes, term)
+            if SPELLINGS:
+                typed = typed or {t: w for w, t in reversed(written.items())}
+                near |= _near(index.spellings, typed.get(term, ""))
             for found in sorted(near):
                 query[found] = query.get(found, 0.0) + weight * TYPO_WEIGHT
         for pattern, terms in _ENTITIES:

@@ -373,17 +373,6 @@ def tokens(
     return out
 
 
-@lru_cache(maxsize=256)
-def latin_words(text: str) -> tuple[tuple[str, str], ...]:
-    """The Latin words of a text that `tokens` keeps, each once, as (the folded word as
-    written, its term), in order: typo matching compares what was typed, not its stem
-    ("postgress" is one edit from "postgres", whose stem "postgr" is three edits from
-    "postgress")."""
-    words: dict[str, str] = {}
-    tokens(text, words=words)
-    return tuple(words.items())
-
-
 def normalize_prompt(prompt: str) -> str:
     """The exact-match key of a prompt: NFKC, case-folded, whitespace collapsed."""
     return " ".join(unicodedata.normalize("NFKC", prompt).casefold().split())
