@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -63,13 +64,18 @@ MAX_KEYWORD_CHARS = 200
 MAX_KEYWORDS_PER_TOOL = 1_000
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_NAME, _DESCRIPTION, _PARAMETERS = map(attrgetter, ("name", "description", "parameters"))
 _PART_KEYS = ("type", "text", "id", "name", "tool_use_id", "toolCallId")
 _CALL_KEYS = ("id", "name", "type")
 
 
+def _no_surrogate(text: str) -> bool:
+    return text.isascii() or _SURROGATE.search(text) is None
+
+
 def clean(text: str) -> str:
     """`text` with every lone surrogate replaced by U+FFFD (a no-op for ordinary text)."""
-    if text.isascii() or _SURROGATE.search(text) is None:
+    if _no_surrogate(text):
         return text
     return _SURROGATE.sub("\ufffd", text)
 
@@ -231,7 +237,9 @@ def _bound_state(state: dict[str, Any] | None) -> tuple[dict[str, Any] | None, b
 def description_cap(lengths: list[int]) -> int:
     """The per-tool description bound for a surface: `MAX_DESCRIPTION_CHARS`, lowered so all
     descriptions together stay within `MAX_SURFACE_CHARS` (never below `MIN_DESCRIPTION_CHARS`)."""
-    if sum(min(n, MAX_DESCRIPTION_CHARS) for n in lengths) <= MAX_SURFACE_CHARS:
+    if sum(lengths) <= MAX_SURFACE_CHARS or (
+        sum(min(n, MAX_DESCRIPTION_CHARS) for n in lengths) <= MAX_SURFACE_CHARS
+    ):
         return MAX_DESCRIPTION_CHARS
     return max(MIN_DESCRIPTION_CHARS, MAX_SURFACE_CHARS // max(1, len(lengths)))
 
@@ -239,7 +247,16 @@ def description_cap(lengths: list[int]) -> int:
 def _bound_tools(tools: list[ToolInfo]) -> tuple[list[ToolInfo], bool]:
     """Host descriptions cut to the surface's `description_cap`, surrogates cleaned (names
     kept)."""
-    cap = description_cap([len(t.description) for t in tools])
+    descriptions = list(map(_DESCRIPTION, tools))
+    lengths = list(map(len, descriptions))
+    cap = description_cap(lengths)
+    if (
+        max(lengths, default=0) <= cap
+        and max(map(len, map(_PARAMETERS, tools)), default=0) <= MAX_PARAMETERS_CHARS
+        and _no_surrogate("".join(map(_NAME, tools)))
+        and _no_surrogate("".join(descriptions))
+    ):
+        return list(tools), False  # the common case: one pass per field, no tool copied
     cut = False
     out: list[ToolInfo] = []
     for tool in tools:
@@ -249,11 +266,7 @@ def _bound_tools(tools: list[ToolInfo]) -> tuple[list[ToolInfo], bool]:
                 update={"parameters": clip(tool.parameters, MAX_PARAMETERS_CHARS)}
             )
             cut = True
-        if (
-            len(desc) <= cap
-            and (name.isascii() or _SURROGATE.search(name) is None)
-            and (desc.isascii() or _SURROGATE.search(desc) is None)
-        ):
+        if len(desc) <= cap and _no_surrogate(name) and _no_surrogate(desc):
             out.append(tool)
             continue
         cut |= len(desc) > cap

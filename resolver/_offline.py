@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import itertools
 import math
 import re
 import threading
@@ -147,6 +148,10 @@ _BARE_AND = re.compile(r"\s+(?:and|y|et|und|e)\s+", re.IGNORECASE)
 """A bare "and" between two requests ("look it up and send it to Anna")."""
 
 
+_Postings = tuple[tuple[int, float], ...]
+_NO_POSTINGS: tuple[_Postings, _Postings] = ((), ())
+
+
 @dataclass(frozen=True)
 class _Index:
     names: tuple[str, ...]
@@ -177,6 +182,9 @@ class _Index:
     lookup: tuple[tuple[int, ...], Markers | None, Markers | None] = ((), None, None)
     """The look-up tools among the candidates, and the ask and current cues that call for
     them (`_lookup_list`)"""
+    postings: Mapping[str, tuple[_Postings, _Postings]] = field(default_factory=dict)
+    """`weights` split for scoring: term -> (((tool index, weight from the names and keywords),
+    ...), ((tool index, weight from the description), ...)), zero parts left out"""
 
     @functools.cached_property
     def cjk_set(self) -> frozenset[str]:
@@ -304,6 +312,13 @@ def _build_index(
         _successors(tools),
         _deletion_index((word, term) for word, term in written.items() if term in weights),
         _lookup_of(names, catalog),
+        {
+            term: (
+                tuple((i, w - wd) for i, w, wd in rows if w - wd),
+                tuple((i, wd) for i, _, wd in rows if wd),
+            )
+            for term, rows in weights.items()
+        },
     )
 
 
@@ -526,13 +541,14 @@ class OfflineClassifier:
         scores = [0.0] * len(index.names)
         described: dict[int, list[float]] = {}
         for term, qweight in query.items():
-            for i, w, wd in index.weights.get(term, ()):
-                scores[i] += qweight * (w - wd)
-                if wd:
-                    described.setdefault(i, []).append(qweight * wd)
+            plain, desc = index.postings.get(term, _NO_POSTINGS)
+            for i, w in plain:
+                scores[i] += qweight * w
+            for i, wd in desc:
+                described.setdefault(i, []).append(qweight * wd)
         for i, parts in described.items():
             if len(parts) > DESCRIPTION_TERMS:
-                parts = heapq.nlargest(DESCRIPTION_TERMS, parts)
+                parts = sorted(parts, reverse=True)[:DESCRIPTION_TERMS]
             scores[i] += sum(parts)
         for old, new in index.successors:
             if scores[old] > 0.0:
@@ -549,11 +565,18 @@ class OfflineClassifier:
         return self._scored(index, request)[0]
 
     def _turn_query(
-        self, index: _Index, request: ClassifyInput, prompt: str | None = None
+        self,
+        index: _Index,
+        request: ClassifyInput,
+        prompt: str | None = None,
+        own: Mapping[str, float] | None = None,
     ) -> dict[str, float]:
         """The prompt's query terms (of `prompt`, the task part of the request's prompt, when
-        given), plus the last user messages' at `HISTORY_WEIGHT`."""
-        query = self._query(index, request.prompt if prompt is None else prompt)
+        given; `own`: its query, already made), plus the last user messages' at
+        `HISTORY_WEIGHT`."""
+        if own is None:
+            own = self._query(index, request.prompt if prompt is None else prompt)
+        query = dict(own)
         history = [m.text() for m in request.messages[-4:] if m.role == "user"]
         if not history:
             return query
@@ -610,11 +633,13 @@ class OfflineClassifier:
             # another language's words the candidates' text lacks, followed by their English
             # (for the lexical match only: the multilingual model reads the prompt as written)
             task = gloss(task, lambda word: _known(index, word))
-        query = self._turn_query(index, request, task) if task.strip() else {}
+        # the request's own parts: the prompt's terms, not the history's
+        own = self._query(index, task) if task.strip() else {}
+        query = self._turn_query(index, request, task, own) if task.strip() else {}
         scores, semantic = self._scored(index, request, query, plain)
         label = "offline+semantic" if semantic else "offline"
         names = index.names
-        positive = [i for i, v in enumerate(scores) if v > 0]
+        positive = list(itertools.compress(range(len(scores)), scores))  # scores are >= 0
         ranked = sorted(positive, key=lambda i: (-scores[i], names[i]))
         top = scores[ranked[0]] if ranked else 0.0
         # core tools are in every surface: they do not set the bar for the others
@@ -633,8 +658,6 @@ class OfflineClassifier:
         weak = bar < WEAK_SCORE
         cutoff = bar * (WEAK_RELATIVE_CUTOFF if weak else RELATIVE_CUTOFF)
         lists = [[names[i] for i in ranked if scores[i] >= cutoff]]
-        # the request's own parts: the prompt's terms, not the history's
-        own = self._query(index, task) if task.strip() else {}
         lists.append([names[i] for i in _coverage(index, own, bar, frozenset(request.core_tools))])
         if FAMILY_PICKS and index.families:
             lists.extend(_family_lists(index, task, scores))
@@ -664,9 +687,8 @@ class OfflineClassifier:
         lists: list[list[str]] = []
         for segment in segments:
             seg_scores = self._score(index, self._query(index, segment))
-            order = heapq.nlargest(
-                SEGMENT_PICKS, range(len(index.names)), key=seg_scores.__getitem__
-            )
+            positive = itertools.compress(range(len(seg_scores)), seg_scores)
+            order = heapq.nlargest(SEGMENT_PICKS, positive, key=seg_scores.__getitem__)
             best = seg_scores[order[0]] if order else 0.0
             if best > 0:
                 floor = best * SEGMENT_RELATIVE_CUTOFF
@@ -728,15 +750,16 @@ def _contributions(index: _Index, query: Mapping[str, float]) -> dict[int, dict[
     out: dict[int, dict[str, float]] = {}
     described: dict[int, list[tuple[float, str]]] = {}
     for term, qweight in query.items():
-        for i, w, wd in index.weights.get(term, ()):
-            if w - wd:
-                row = out.setdefault(i, {})
-                row[term] = row.get(term, 0.0) + qweight * (w - wd)
-            if wd:
-                described.setdefault(i, []).append((qweight * wd, term))
+        plain, desc = index.postings.get(term, _NO_POSTINGS)
+        for i, w in plain:
+            row = out.setdefault(i, {})
+            row[term] = row.get(term, 0.0) + qweight * w
+        for i, wd in desc:
+            described.setdefault(i, []).append((qweight * wd, term))
     for i, parts in described.items():
         row = out.setdefault(i, {})
-        for value, term in heapq.nlargest(DESCRIPTION_TERMS, parts):
+        strongest = parts if len(parts) == 1 else sorted(parts, reverse=True)[:DESCRIPTION_TERMS]
+        for value, term in strongest:
             row[term] = row.get(term, 0.0) + value
     return out
 
@@ -763,19 +786,23 @@ def _coverage(
     residual = dict.fromkeys(strongest, 1.0)
     floor = max(COVERAGE_MIN, COVERAGE_RELATIVE * bar)
     picked: list[int] = []
-    left = set(contrib)
     free = 0
-    while left and len(picked) - free < COVERAGE_PICKS:
-        best, gain = -1, 0.0
-        for i in left:
-            value = sum(residual[t] * v for t, v in contrib[i].items())
-            if value > gain or (value == gain and best >= 0 and index.names[i] < index.names[best]):
-                best, gain = i, value
-        if best < 0 or gain < floor:
+    # Lazy greedy: a tool's unexplained evidence only shrinks as residuals fall, so its last
+    # computed value bounds its current one. Popping the best bound and recomputing it picks
+    # exactly what a full pass over every tool would (ties: the smaller name), without
+    # re-summing thousands of weak matches on a large surface each round.
+    heap = [(-sum(row.values()), index.names[i], i) for i, row in contrib.items()]
+    heapq.heapify(heap)
+    while heap and len(picked) - free < COVERAGE_PICKS:
+        _, name, best = heapq.heappop(heap)
+        gain = sum(residual[t] * v for t, v in contrib[best].items())
+        if heap and (-gain, name) > heap[0][:2]:
+            heapq.heappush(heap, (-gain, name, best))  # stale bound: look again
+            continue
+        if gain <= 0.0 or gain < floor:
             break
-        left.discard(best)
         picked.append(best)
-        if index.names[best] in core:
+        if name in core:
             free += 1
         for term, value in contrib[best].items():
             residual[term] *= 1.0 - COVERAGE_EXPLAIN * min(1.0, value / strongest[term])

@@ -20,6 +20,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import orjson
@@ -55,6 +56,8 @@ Clock = Callable[[], float]
 Observer = Callable[[TurnRequest, Resolution], None]
 
 _DECIDING_SIGNALS = frozenset({"classifier", "floor", "reuse", "cache", "continuity"})
+_TOOL_FIELDS = attrgetter("name", "description", "parameters")
+_FIRST = itemgetter(0)
 
 MAX_OTHER_CARDS = 50
 """How many not-selected candidates the ranked card lists (the rest are counted)."""
@@ -421,7 +424,7 @@ class Resolver:
         self.llm = llm if llm is not None else _default_llm(self.config)
         self.observers = list(observers)
         self.clock = clock
-        self._prepared: dict[tuple[str, tuple[tuple[str, str], ...], int], PreparedSurface] = {}
+        self._prepared: dict[tuple[str, tuple[tuple[str, str, str], ...]], PreparedSurface] = {}
         key = self.config.api_key()
         self.cache = (
             cache
@@ -634,14 +637,16 @@ class Resolver:
     def _prepare(self, tools: Sequence[ToolInfo]) -> PreparedSurface:
         """The effective catalog and described candidates, cached per catalog + surface."""
         base = self.catalogs.current()
-        surface = tuple((t.name, t.description) for t in tools if t.name)
-        words = tuple(t.parameters for t in tools if t.name)
-        key = (base.fingerprint, surface, hash(words))
+        rows: tuple[tuple[str, str, str], ...] = tuple(map(_TOOL_FIELDS, tools))
+        if not all(map(_FIRST, rows)):
+            rows = tuple(r for r in rows if r[0])
+        key = (base.fingerprint, rows)
         cached = self._prepared.get(key)
         if cached is not None:
             return cached
+        surface = tuple((n, d) for n, d, _ in rows)
         host = dict(surface)
-        host_params = dict(zip((n for n, _ in surface), words, strict=True))
+        host_params = {n: p for n, _, p in rows}
         names = tuple(dict.fromkeys(name for name, _ in surface))
         catalog = base.with_host_descriptions(list(host.items()))
         described = tuple((n, catalog.describe(n, host.get(n, ""))) for n in names)
