@@ -497,7 +497,15 @@ class OfflineClassifier:
                 self._indexes.popitem(last=False)
         return index
 
-    def _query(self, index: _Index, text: str, weight: float = 1.0) -> dict[str, float]:
+    def _query(
+        self,
+        index: _Index,
+        text: str,
+        weight: float = 1.0,
+        typos: dict[tuple[str, str], list[str]] | None = None,
+    ) -> dict[str, float]:
+        """The query terms of `text` at `weight`. `typos`: a turn's typo matches so far (the
+        whole prompt's words come back in its clauses)."""
         query: dict[str, float] = {}
         if index.cjk_words and has_cjk(text):
             folded = fold(text)
@@ -505,8 +513,9 @@ class OfflineClassifier:
                 if word in folded and find_word(folded, word) >= 0:  # `in`: a cheap first test
                     query[_WORD_TERM + word] = query.get(_WORD_TERM + word, 0.0) + weight
         written: dict[str, str] = {}  # the prompt's words as typed -> their terms
-        words = tokens(text, words=written)
-        lang = latin_language(tokens(text, keep_stopwords=True)) if words else "en"
+        every: list[str] = []  # with the function words, which tell the language
+        words = tokens(text, words=written, every=every)
+        lang = latin_language(every) if words else "en"
         if lang != "en":  # another language's function words are not its topic
             own = stopwords().get(lang, frozenset())
             words = [w for w in words if w not in own]
@@ -517,12 +526,19 @@ class OfflineClassifier:
                 continue
             if lang != "en":
                 continue  # typo matching reads hasty English, not another language
-            near = _near(index.deletes, term)
             if SPELLINGS:
                 typed = typed or {t: w for w, t in reversed(written.items())}
-                near |= _near(index.spellings, typed.get(term, ""))
-            for found in sorted(near):
-                query[found] = query.get(found, 0.0) + weight * TYPO_WEIGHT
+            key = (term, typed.get(term, ""))
+            found = typos.get(key) if typos is not None else None
+            if found is None:
+                near = _near(index.deletes, term)
+                if SPELLINGS:
+                    near |= _near(index.spellings, key[1])
+                found = sorted(near)
+                if typos is not None:
+                    typos[key] = found
+            for match in found:
+                query[match] = query.get(match, 0.0) + weight * TYPO_WEIGHT
         for pattern, terms in _ENTITIES:
             if pattern.search(text):
                 for term in terms:
@@ -634,7 +650,8 @@ class OfflineClassifier:
             # (for the lexical match only: the multilingual model reads the prompt as written)
             task = gloss(task, lambda word: _known(index, word))
         # the request's own parts: the prompt's terms, not the history's
-        own = self._query(index, task) if task.strip() else {}
+        typos: dict[tuple[str, str], list[str]] = {}
+        own = self._query(index, task, typos=typos) if task.strip() else {}
         query = self._turn_query(index, request, task, own) if task.strip() else {}
         scores, semantic = self._scored(index, request, query, plain)
         label = "offline+semantic" if semantic else "offline"
@@ -661,7 +678,7 @@ class OfflineClassifier:
         lists.append([names[i] for i in _coverage(index, own, bar, frozenset(request.core_tools))])
         if FAMILY_PICKS and index.families:
             lists.extend(_family_lists(index, task, scores))
-        lists.extend(self._segment_lists(index, task))
+        lists.extend(self._segment_lists(index, task, typos))
         clauses = len(lists) - 2 - families_named(index, task)
         cap = min(MAX_SELECTED_MULTI, max(MAX_SELECTED, PER_CLAUSE * clauses))
         if LOOKUP:
@@ -679,14 +696,19 @@ class OfflineClassifier:
             classifier=label,
         )
 
-    def _segment_lists(self, index: _Index, prompt: str) -> list[list[str]]:
+    def _segment_lists(
+        self,
+        index: _Index,
+        prompt: str,
+        typos: dict[tuple[str, str], list[str]] | None = None,
+    ) -> list[list[str]]:
         """Per clause of a multi-part prompt: its best tools, best first."""
         segments = clauses_of(prompt)
         if len(segments) < 2:
             return []
         lists: list[list[str]] = []
         for segment in segments:
-            seg_scores = self._score(index, self._query(index, segment))
+            seg_scores = self._score(index, self._query(index, segment, typos=typos))
             positive = itertools.compress(range(len(seg_scores)), seg_scores)
             order = heapq.nlargest(SEGMENT_PICKS, positive, key=seg_scores.__getitem__)
             best = seg_scores[order[0]] if order else 0.0

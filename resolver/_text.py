@@ -350,27 +350,58 @@ def _with_joined(text: str) -> str:
     return _CAMEL_WORD.sub(lambda m: f"{m.group(0).lower()} {m.group(0)}", text)
 
 
+_Analysis = tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, str, bool], ...]]
+_MEMO_CHARS = 2_000
+"""Texts up to this long keep their analysis in a small cache (`_analysed_memo`): a turn
+tokenizes the same prompt and clauses several times (conversation, clauses, look-up, query)."""
+
+
 def tokens(
-    text: str, *, keep_stopwords: bool = False, words: dict[str, str] | None = None
+    text: str,
+    *,
+    keep_stopwords: bool = False,
+    words: dict[str, str] | None = None,
+    every: list[str] | None = None,
 ) -> list[str]:
     """Index terms of a text: stemmed Latin words and CJK bigrams, in order. `words`, when
     given, also records each Latin term's word as written (word -> term; an index builds both
-    in one pass)."""
-    out: list[str] = []
+    in one pass); `every`, when given, gets the terms with stopwords kept (the same pass serves
+    a query and its language guess)."""
+    terms, kept, written = _analysed_memo(text) if len(text) <= _MEMO_CHARS else _analysed(text)
+    if words is not None:
+        for word, term, stop in written:
+            if keep_stopwords or not stop:
+                words.setdefault(word, term)
+    if every is not None:
+        every.extend(kept)
+    return list(kept if keep_stopwords else terms)
+
+
+def _analysed(text: str) -> _Analysis:
+    """One pass over `text`: its terms without stop words, its terms with them, and each Latin
+    word as written with its term and whether it is a stop word."""
+    terms: list[str] = []
+    kept: list[str] = []
+    written: dict[str, tuple[str, bool]] = {}
     for match in _WORD.finditer(fold(split_identifier(_with_joined(text)))):
         word = match.group(0)
         if _CJK.match(word):
-            out.extend(_cjk_grams(word))
-            continue
-        if not keep_stopwords and (word in STOPWORDS or len(word) == 1):
+            grams = _cjk_grams(word)
+            terms.extend(grams)
+            kept.extend(grams)
             continue
         if len(word) > MAX_WORD_CHARS:
             continue  # a hash, a base64 blob, minified code: never a useful term
         term = stem(word)
-        out.append(term)
-        if words is not None:
-            words.setdefault(word, term)
-    return out
+        kept.append(term)
+        stop = word in STOPWORDS or len(word) == 1
+        if not stop:
+            terms.append(term)
+        written.setdefault(word, (term, stop))
+    return tuple(terms), tuple(kept), tuple((w, t, stop) for w, (t, stop) in written.items())
+
+
+_analysed_memo = lru_cache(maxsize=512)(_analysed)
 
 
 def normalize_prompt(prompt: str) -> str:

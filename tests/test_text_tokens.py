@@ -1,0 +1,40 @@
+"""`_text.tokens`: one analysis of a text serves its terms, its terms with stop words (a
+query's language guess) and its words as written (typo matching); short texts keep theirs
+in a small cache, so each caller must get a list of its own."""
+
+from __future__ import annotations
+
+from resolver._text import _MEMO_CHARS, tokens
+
+TEXT = "Please remind me to call the plumber on Tuesday, and book a table for two"
+
+
+def test_every_collects_the_terms_with_stopwords_in_the_same_pass() -> None:
+    every: list[str] = []
+    written: dict[str, str] = {}
+    terms = tokens(TEXT, words=written, every=every)
+    assert every == tokens(TEXT, keep_stopwords=True)
+    assert "the" in every and "the" not in terms
+    assert terms == [t for t in every if t in terms]  # same order, stop words left out
+    assert written["plumber"] == "plumber" and "the" not in written
+
+
+def test_each_call_gets_its_own_list() -> None:
+    first = tokens(TEXT)
+    first.append("mutated")
+    first[0] = "changed"
+    again = tokens(TEXT)
+    assert "mutated" not in again and again[0] != "changed"
+    kept = tokens(TEXT, keep_stopwords=True)
+    kept.clear()
+    assert tokens(TEXT, keep_stopwords=True)
+
+
+def test_a_long_text_is_analysed_like_a_short_one() -> None:
+    filler = " lorem" * (_MEMO_CHARS // 6 + 10)
+    long = TEXT + filler
+    assert len(long) > _MEMO_CHARS
+    assert tokens(long)[: len(tokens(TEXT))] == tokens(TEXT)
+    written: dict[str, str] = {}
+    tokens(long, words=written)
+    assert written["remind"] == tokens("remind")[0]
