@@ -555,13 +555,23 @@ class OfflineClassifier:
         query terms (a description that lists every word of the prompt cannot outscore the
         tools whose names and keywords the prompt asks for)."""
         scores = [0.0] * len(index.names)
+        # A tool's description parts: the first in `single`, a list only once there are two
+        # (most tools a common word touches match nothing else: no list, no work for the GC).
+        single: dict[int, float] = {}
         described: dict[int, list[float]] = {}
         for term, qweight in query.items():
             plain, desc = index.postings.get(term, _NO_POSTINGS)
             for i, w in plain:
                 scores[i] += qweight * w
             for i, wd in desc:
-                described.setdefault(i, []).append(qweight * wd)
+                if i in described:
+                    described[i].append(qweight * wd)
+                elif i in single:
+                    described[i] = [single.pop(i), qweight * wd]
+                else:
+                    single[i] = qweight * wd
+        for i, part in single.items():
+            scores[i] += part
         for i, parts in described.items():
             if len(parts) > DESCRIPTION_TERMS:
                 parts = sorted(parts, reverse=True)[:DESCRIPTION_TERMS]
@@ -657,7 +667,10 @@ class OfflineClassifier:
         label = "offline+semantic" if semantic else "offline"
         names = index.names
         positive = list(itertools.compress(range(len(scores)), scores))  # scores are >= 0
-        ranked = sorted(positive, key=lambda i: (-scores[i], names[i]))
+        # best first, ties by name (two stable sorts: no key tuple per scored tool)
+        ranked = sorted(
+            sorted(positive, key=names.__getitem__), key=scores.__getitem__, reverse=True
+        )
         top = scores[ranked[0]] if ranked else 0.0
         # core tools are in every surface: they do not set the bar for the others
         free = [i for i in ranked if names[i] not in request.core_tools]
@@ -770,6 +783,9 @@ def _contributions(index: _Index, query: Mapping[str, float]) -> dict[int, dict[
     """Per tool, what each query term adds to its score (as `_score` counts it: only the
     `DESCRIPTION_TERMS` strongest description terms)."""
     out: dict[int, dict[str, float]] = {}
+    # as in `_score`: a tool's first description part apart, a list only from the second
+    single: dict[int, float] = {}
+    single_term: dict[int, str] = {}
     described: dict[int, list[tuple[float, str]]] = {}
     for term, qweight in query.items():
         plain, desc = index.postings.get(term, _NO_POSTINGS)
@@ -777,10 +793,20 @@ def _contributions(index: _Index, query: Mapping[str, float]) -> dict[int, dict[
             row = out.setdefault(i, {})
             row[term] = row.get(term, 0.0) + qweight * w
         for i, wd in desc:
-            described.setdefault(i, []).append((qweight * wd, term))
+            if i in described:
+                described[i].append((qweight * wd, term))
+            elif i in single:
+                described[i] = [(single.pop(i), single_term.pop(i)), (qweight * wd, term)]
+            else:
+                single[i] = qweight * wd
+                single_term[i] = term
+    for i, value in single.items():
+        row = out.setdefault(i, {})
+        term = single_term[i]
+        row[term] = row.get(term, 0.0) + value
     for i, parts in described.items():
         row = out.setdefault(i, {})
-        strongest = parts if len(parts) == 1 else sorted(parts, reverse=True)[:DESCRIPTION_TERMS]
+        strongest = sorted(parts, reverse=True)[:DESCRIPTION_TERMS]
         for value, term in strongest:
             row[term] = row.get(term, 0.0) + value
     return out
@@ -813,7 +839,12 @@ def _coverage(
     # computed value bounds its current one. Popping the best bound and recomputing it picks
     # exactly what a full pass over every tool would (ties: the smaller name), without
     # re-summing thousands of weak matches on a large surface each round.
-    heap = [(-sum(row.values()), index.names[i], i) for i, row in contrib.items()]
+    # A tool whose whole evidence is below the floor can never be picked: not in the heap.
+    heap = [
+        (-total, index.names[i], i)
+        for i, row in contrib.items()
+        if (total := sum(row.values())) >= floor
+    ]
     heapq.heapify(heap)
     while heap and len(picked) - free < COVERAGE_PICKS:
         _, name, best = heapq.heappop(heap)
