@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from ._lang import stopwords
-from ._text import STOPWORDS, find_word, fold, has_cjk, tokens
+from ._text import STOPWORDS, FirstChars, find_word, fold, has_cjk, tokens
 
 CONVERSATION_LEFT = 1
 """A clause with a conversation marker stays conversation with at most this many other words."""
@@ -31,6 +31,10 @@ class Markers:
     latin: Mapping[str, tuple[tuple[str, ...], ...]]
     """first term -> marker term sequences starting with it"""
     cjk: tuple[str, ...]
+
+    @cached_property
+    def cjk_first(self) -> FirstChars:
+        return FirstChars(self.cjk)
 
     @classmethod
     def of(cls, phrases: Sequence[str]) -> Markers | None:
@@ -82,7 +86,8 @@ def conversational(markers: Markers | None, clause: str) -> bool:
                     covered[j] = True
     folded = fold(clause).replace(" ", "")
     cjk_left = folded
-    for cjk_marker in markers.cjk:
+    for k in markers.cjk_first.candidates(cjk_left) if markers.cjk and has_cjk(folded) else ():
+        cjk_marker = markers.cjk[k]
         if cjk_marker in cjk_left:
             found = True
             cjk_left = cjk_left.replace(cjk_marker, " ")
@@ -115,7 +120,7 @@ def has_marker(markers: Markers | None, clause: str, terms: Sequence[str] | None
         # `in` first: a marker that is nowhere in the text costs no word search
         if any(
             m in joined and (find_word(folded, m) >= 0 or find_word(joined, m) >= 0)
-            for m in markers.cjk
+            for m in map(markers.cjk.__getitem__, markers.cjk_first.candidates(joined))
         ):
             return True
     if markers.latin:

@@ -17,13 +17,13 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import orjson
 
 from ._data import data_dir
 from ._lang import LATIN, latin_language
-from ._text import find_word, fold, has_cjk, tokens
+from ._text import FirstChars, find_word, fold, has_cjk, tokens
 
 MAX_GLOSSED_CHARS = 4000
 """Only the first this many characters of a prompt are glossed (bounded work per turn)."""
@@ -42,6 +42,10 @@ class Glossary:
     latin_terms: dict[str, frozenset[str]]
     """language -> its one-word glossary words as terms (`_text.tokens`): they tell the
     language apart (`_lang.latin_language`)"""
+
+    @cached_property
+    def cjk_first(self) -> FirstChars:
+        return FirstChars([word for word, _ in self.cjk])
 
 
 @lru_cache(maxsize=1)
@@ -115,7 +119,8 @@ def gloss(text: str, known: Callable[[str], bool] | None = None) -> str:
         folded = fold(head)
         if len(folded) == len(head):  # positions line up (NFKC kept every character)
             taken = [False] * len(folded)
-            for word, english in table.cjk:
+            for k in table.cjk_first.candidates(folded):
+                word, english = table.cjk[k]
                 start = find_word(folded, word)
                 if start < 0 or any(taken[start : start + len(word)]):
                     continue

@@ -44,7 +44,7 @@ from ._glossary import gloss
 from ._lang import latin_language, stopwords
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, conversation_head, fuse, passage_text
-from ._text import cjk_words, find_word, fold, has_cjk, tokens
+from ._text import FirstChars, cjk_words, find_word, fold, has_cjk, tokens
 
 GLOSSARY = True
 """Gloss other-language words with their English (`_glossary`) before matching."""
@@ -189,6 +189,10 @@ class _Index:
     @functools.cached_property
     def cjk_set(self) -> frozenset[str]:
         return frozenset(self.cjk_words)
+
+    @functools.cached_property
+    def cjk_first(self) -> FirstChars:
+        return FirstChars(self.cjk_words)
 
 
 def _known(index: _Index, word: str) -> bool:
@@ -509,7 +513,8 @@ class OfflineClassifier:
         query: dict[str, float] = {}
         if index.cjk_words and has_cjk(text):
             folded = fold(text)
-            for word in index.cjk_words:
+            for k in index.cjk_first.candidates(folded):
+                word = index.cjk_words[k]
                 if word in folded and find_word(folded, word) >= 0:  # `in`: a cheap first test
                     query[_WORD_TERM + word] = query.get(_WORD_TERM + word, 0.0) + weight
         written: dict[str, str] = {}  # the prompt's words as typed -> their terms

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -324,6 +325,27 @@ def find_word(text: str, word: str) -> int:
     while start > 0 and _HANGUL.match(text[start - 1]):
         start = text.find(word, start + 1)
     return start
+
+
+class FirstChars:
+    """Words to look for in texts, grouped by their first character: a text tries only the
+    words whose first character it holds (a catalog has thousands of CJK keyword words; a
+    clause holds a few dozen characters). The words keep their order."""
+
+    def __init__(self, words: Sequence[str]):
+        self.words = tuple(words)
+        by_first: dict[str, list[int]] = {}
+        for k, word in enumerate(self.words):
+            if word:
+                by_first.setdefault(word[0], []).append(k)
+        self._by_first = {c: tuple(v) for c, v in by_first.items()}
+
+    def candidates(self, text: str) -> list[int]:
+        """The positions (in `words`) of the words whose first character is in `text`, in
+        order: a superset of the words `text` contains."""
+        hits = [k for c in self._by_first.keys() & set(text) for k in self._by_first[c]]
+        hits.sort()
+        return hits
 
 
 def cjk_words(phrase: str) -> list[str]:

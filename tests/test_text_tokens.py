@@ -38,3 +38,15 @@ def test_a_long_text_is_analysed_like_a_short_one() -> None:
     written: dict[str, str] = {}
     tokens(long, words=written)
     assert written["remind"] == tokens("remind")[0]
+
+
+def test_first_chars_proposes_every_word_the_text_holds_in_order() -> None:
+    from resolver._text import FirstChars
+
+    words = ["天气", "发送", "天空", "슬랙", "메시지", "", "日程"]
+    finder = FirstChars(words)
+    text = "帮我查一下明天的天气然后发送到슬랙"
+    picked = [words[k] for k in finder.candidates(text)]
+    assert [w for w in words if w and w in text] == [w for w in picked if w in text]
+    assert picked == ["天气", "发送", "天空", "슬랙"]  # "天空" shares a first character
+    assert finder.candidates("hello") == []
