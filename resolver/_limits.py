@@ -64,7 +64,10 @@ MAX_KEYWORD_CHARS = 200
 MAX_KEYWORDS_PER_TOOL = 1_000
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_NAME, _DESCRIPTION, _PARAMETERS = map(attrgetter, ("name", "description", "parameters"))
+TOOL_NAME, TOOL_DESCRIPTION, TOOL_PARAMETERS = map(
+    attrgetter, ("name", "description", "parameters")
+)
+"""Getters of a `ToolInfo`'s fields, for one C-level pass over a surface (`map`)."""
 _PART_KEYS = ("type", "text", "id", "name", "tool_use_id", "toolCallId")
 _CALL_KEYS = ("id", "name", "type")
 
@@ -247,13 +250,13 @@ def description_cap(lengths: list[int]) -> int:
 def _bound_tools(tools: list[ToolInfo]) -> tuple[list[ToolInfo], bool]:
     """Host descriptions cut to the surface's `description_cap`, surrogates cleaned (names
     kept)."""
-    descriptions = list(map(_DESCRIPTION, tools))
+    descriptions = list(map(TOOL_DESCRIPTION, tools))
     lengths = list(map(len, descriptions))
     cap = description_cap(lengths)
     if (
         max(lengths, default=0) <= cap
-        and max(map(len, map(_PARAMETERS, tools)), default=0) <= MAX_PARAMETERS_CHARS
-        and _no_surrogate("".join(map(_NAME, tools)))
+        and max(map(len, map(TOOL_PARAMETERS, tools)), default=0) <= MAX_PARAMETERS_CHARS
+        and _no_surrogate("".join(map(TOOL_NAME, tools)))
         and _no_surrogate("".join(descriptions))
     ):
         return list(tools), False  # the common case: one pass per field, no tool copied

@@ -20,7 +20,6 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -30,7 +29,14 @@ from ._catalog import CatalogStore, EffectiveCatalog
 from ._classify import Classification, Classifier, ClassifyInput
 from ._config import ResolverConfig
 from ._errors import ClassifierError, ClassifierTimeout, InvariantError
-from ._limits import MAX_CANDIDATES, Bounded, bound_request
+from ._limits import (
+    MAX_CANDIDATES,
+    TOOL_DESCRIPTION,
+    TOOL_NAME,
+    TOOL_PARAMETERS,
+    Bounded,
+    bound_request,
+)
 from ._offline import OfflineClassifier
 from ._reuse import ReuseStore, apply_reused, isolation_parts
 from ._semantic import SemanticScorer, default_cache_dir
@@ -56,7 +62,6 @@ Clock = Callable[[], float]
 Observer = Callable[[TurnRequest, Resolution], None]
 
 _DECIDING_SIGNALS = frozenset({"classifier", "floor", "reuse", "cache", "continuity"})
-_NAME, _DESCRIPTION, _PARAMETERS = map(attrgetter, ("name", "description", "parameters"))
 
 MAX_OTHER_CARDS = 50
 """How many not-selected candidates the ranked card lists (the rest are counted)."""
@@ -637,7 +642,9 @@ class Resolver:
         """The effective catalog and described candidates, cached per catalog + surface."""
         base = self.catalogs.current()
         # one C-level pass per field (no tuple per tool: a 4,000-tool surface every turn)
-        columns = tuple(tuple(map(get, tools)) for get in (_NAME, _DESCRIPTION, _PARAMETERS))
+        columns = tuple(
+            tuple(map(get, tools)) for get in (TOOL_NAME, TOOL_DESCRIPTION, TOOL_PARAMETERS)
+        )
         key = (base.fingerprint, *columns)
         cached = self._prepared.get(key)
         if cached is not None:
