@@ -711,15 +711,23 @@ def run_mcp_config(
     if telemetry is not None and telemetry.exists():
         lines = [json.loads(x) for x in telemetry.read_text().splitlines() if x.strip()]
     warm_line = None
+    extra_lines = 0
     if telemetry is not None:
         by_session = {line.get("sessionId"): line for line in lines}
-        if len(lines) != len(cases) + 1 + retries:
-            raise RuntimeError(
-                f"expected {len(cases) + 1 + retries} telemetry lines, got {len(lines)}"
-            )
+        expected = len(cases) + 1 + retries
+        if len(lines) < expected:
+            raise RuntimeError(f"expected {expected} telemetry lines, got {len(lines)}")
+        # More lines than turns: a hook that fired twice in one session (the host retried a
+        # model call). Each task's row then takes its session's last line, never a line by
+        # position.
+        extra_lines = len(lines) - expected
+        if extra_lines:
+            log(f"[{name}] {extra_lines} telemetry line(s) more than turns; matched by session")
         warm_line = by_session.get(warm_info["sessionId"], lines[0])
         for i, row in enumerate(rows):
-            line = by_session.get(row["sessionId"]) or lines[i + 1]
+            line = by_session.get(row["sessionId"]) or (None if extra_lines else lines[i + 1])
+            if line is None:
+                raise RuntimeError(f"no telemetry line for session {row['sessionId']}")
             row["source"] = line.get("source")
             row["reasonCodes"] = line.get("reasonCodes")
             row["toolsAllow"] = line.get("toolsAllow")
@@ -745,6 +753,7 @@ def run_mcp_config(
         "gatewayStartS": round(gateway.started_in, 1),
         "wallS": round(wall, 1),
         "retries": retries,
+        "extraTelemetryLines": extra_lines,
         "waitedS": round(waited_total, 1),
         "otherRequests": other,
         "classifierRequests": classifier,
