@@ -817,6 +817,23 @@ def _contributions(index: _Index, query: Mapping[str, float]) -> dict[int, dict[
     return out
 
 
+def _strongest(contrib: Mapping[int, Mapping[str, float]]) -> dict[str, float]:
+    """Per query term, the most any one tool's contribution gives it (`_coverage`)."""
+    strongest: dict[str, float] = {}
+    for row in contrib.values():
+        for term, value in row.items():
+            strongest[term] = max(strongest.get(term, 0.0), value)
+    return strongest
+
+
+def _explain(
+    residual: dict[str, float], strongest: Mapping[str, float], row: Mapping[str, float]
+) -> None:
+    """A picked tool spends the share of each term's weight it explains (`_coverage`)."""
+    for term, value in row.items():
+        residual[term] *= 1.0 - COVERAGE_EXPLAIN * min(1.0, value / strongest[term])
+
+
 def _coverage(
     index: _Index, query: Mapping[str, float], bar: float, core: frozenset[str]
 ) -> list[int]:
@@ -832,10 +849,7 @@ def _coverage(
     contrib = _contributions(index, query)
     if not contrib:
         return []
-    strongest: dict[str, float] = {}
-    for row in contrib.values():
-        for term, value in row.items():
-            strongest[term] = max(strongest.get(term, 0.0), value)
+    strongest = _strongest(contrib)
     residual = dict.fromkeys(strongest, 1.0)
     floor = max(COVERAGE_MIN, COVERAGE_RELATIVE * bar)
     picked: list[int] = []
@@ -862,8 +876,7 @@ def _coverage(
         picked.append(best)
         if name in core:
             free += 1
-        for term, value in contrib[best].items():
-            residual[term] *= 1.0 - COVERAGE_EXPLAIN * min(1.0, value / strongest[term])
+        _explain(residual, strongest, contrib[best])
     return [i for i in picked if index.names[i] not in core]
 
 

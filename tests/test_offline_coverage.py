@@ -10,13 +10,14 @@ from hypothesis import strategies as st
 
 from resolver import Resolver, ResolverConfig, ToolInfo
 from resolver._offline import (
-    COVERAGE_EXPLAIN,
     COVERAGE_MIN,
     COVERAGE_PICKS,
     COVERAGE_RELATIVE,
     _contributions,
     _coverage,
+    _explain,
     _Index,
+    _strongest,
 )
 
 WORDS = [
@@ -31,10 +32,7 @@ def eager_coverage(index: _Index, query: dict[str, float], bar: float, core: fro
     contrib = _contributions(index, query)
     if not contrib:
         return []
-    strongest: dict[str, float] = {}
-    for row in contrib.values():
-        for term, value in row.items():
-            strongest[term] = max(strongest.get(term, 0.0), value)
+    strongest = _strongest(contrib)
     residual = dict.fromkeys(strongest, 1.0)
     floor = max(COVERAGE_MIN, COVERAGE_RELATIVE * bar)
     picked: list[int] = []
@@ -52,8 +50,7 @@ def eager_coverage(index: _Index, query: dict[str, float], bar: float, core: fro
         picked.append(best)
         if index.names[best] in core:
             free += 1
-        for term, value in contrib[best].items():
-            residual[term] *= 1.0 - COVERAGE_EXPLAIN * min(1.0, value / strongest[term])
+        _explain(residual, strongest, contrib[best])
     return [i for i in picked if index.names[i] not in core]
 
 
