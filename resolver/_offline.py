@@ -31,6 +31,7 @@ import functools
 import heapq
 import itertools
 import math
+import operator
 import re
 import threading
 from collections import OrderedDict
@@ -150,6 +151,7 @@ _BARE_AND = re.compile(r"\s+(?:and|y|et|und|e)\s+", re.IGNORECASE)
 
 _Postings = tuple[tuple[int, float], ...]
 _NO_POSTINGS: tuple[_Postings, _Postings] = ((), ())
+_WEIGHT = operator.itemgetter(1)
 
 
 @dataclass(frozen=True)
@@ -784,19 +786,30 @@ def _family_lists(index: _Index, text: str, scores: Sequence[float]) -> list[lis
     return lists
 
 
-def _contributions(index: _Index, query: Mapping[str, float]) -> dict[int, dict[str, float]]:
-    """Per tool, what each query term adds to its score (as `_score` counts it: only the
-    `DESCRIPTION_TERMS` strongest description terms)."""
-    out: dict[int, dict[str, float]] = {}
+def _contributions(
+    index: _Index, query: Mapping[str, float], floor: float = 0.0
+) -> tuple[dict[int, dict[str, float]], dict[str, float]]:
+    """What each query term adds to a tool's score (as `_score` counts it: only the
+    `DESCRIPTION_TERMS` strongest description terms), for the tools whose additions sum to at
+    least `floor`; and per term, the most any one tool's addition gives it.
+
+    A large surface matches thousands of tools on a common word, but few can clear the floor:
+    a first pass sums every tool's additions without a row per tool, and only those few get
+    their row, built in the order `_score` adds the parts (so its sum is exact)."""
+    totals = [0.0] * len(index.names)  # name and keyword parts (the first pass's sums)
+    plains: dict[str, tuple[float, _Postings]] = {}
+    strongest: dict[str, float] = {}
     # as in `_score`: a tool's first description part apart, a list only from the second
     single: dict[int, float] = {}
     single_term: dict[int, str] = {}
     described: dict[int, list[tuple[float, str]]] = {}
     for term, qweight in query.items():
         plain, desc = index.postings.get(term, _NO_POSTINGS)
-        for i, w in plain:
-            row = out.setdefault(i, {})
-            row[term] = row.get(term, 0.0) + qweight * w
+        if plain:
+            for i, w in plain:
+                totals[i] += qweight * w
+            plains[term] = (qweight, plain)
+            strongest[term] = qweight * max(map(_WEIGHT, plain))
         for i, wd in desc:
             if i in described:
                 described[i].append((qweight * wd, term))
@@ -805,25 +818,44 @@ def _contributions(index: _Index, query: Mapping[str, float]) -> dict[int, dict[
             else:
                 single[i] = qweight * wd
                 single_term[i] = term
+    # a term in both a tool's name or keywords and its description: the two parts add up
+    named = {term: (qweight, dict(plain)) for term, (qweight, plain) in plains.items()}
+    low = floor * (1.0 - 1e-9)  # the first pass's sums are within rounding of the rows'
+    over: dict[int, None] = {}  # the tools that may clear the floor
+
+    def note(i: int, value: float, term: str) -> None:
+        whole = value
+        if term in named:
+            qweight, weights = named[term]
+            if i in weights:
+                whole = qweight * weights[i] + value
+        if whole > strongest.get(term, 0.0):
+            strongest[term] = whole
+
     for i, value in single.items():
-        row = out.setdefault(i, {})
-        term = single_term[i]
-        row[term] = row.get(term, 0.0) + value
+        if totals[i] + value >= low:
+            over[i] = None
+        note(i, value, single_term[i])
     for i, parts in described.items():
-        row = out.setdefault(i, {})
-        strongest = sorted(parts, reverse=True)[:DESCRIPTION_TERMS]
-        for value, term in strongest:
+        if len(parts) > DESCRIPTION_TERMS:
+            parts = described[i] = sorted(parts, reverse=True)[:DESCRIPTION_TERMS]
+        total = totals[i]
+        for value, term in parts:
+            total += value
+            note(i, value, term)
+        if total >= low:
+            over[i] = None
+    rows: dict[int, dict[str, float]] = {}
+    for term, (qweight, plain) in plains.items():  # query order, as `_score` adds them
+        for i, w in plain:
+            if i in over or (i not in single and i not in described and totals[i] >= low):
+                rows.setdefault(i, {})[term] = qweight * w
+    for i in over:
+        row = rows.setdefault(i, {})
+        parts = [(single[i], single_term[i])] if i in single else described[i]
+        for value, term in sorted(parts, reverse=True):
             row[term] = row.get(term, 0.0) + value
-    return out
-
-
-def _strongest(contrib: Mapping[int, Mapping[str, float]]) -> dict[str, float]:
-    """Per query term, the most any one tool's contribution gives it (`_coverage`)."""
-    strongest: dict[str, float] = {}
-    for row in contrib.values():
-        for term, value in row.items():
-            strongest[term] = max(strongest.get(term, 0.0), value)
-    return strongest
+    return {i: row for i, row in rows.items() if row and sum(row.values()) >= floor}, strongest
 
 
 def _explain(
@@ -846,24 +878,19 @@ def _coverage(
     the opening hours and send them to the family group" keeps the search tool *and* the
     messaging tool, however much stronger one of them matches. Core tools explain terms too
     (they are in the surface anyway) but do not count towards `COVERAGE_PICKS`."""
-    contrib = _contributions(index, query)
+    floor = max(COVERAGE_MIN, COVERAGE_RELATIVE * bar)
+    contrib, strongest = _contributions(index, query, floor)
     if not contrib:
         return []
-    strongest = _strongest(contrib)
     residual = dict.fromkeys(strongest, 1.0)
-    floor = max(COVERAGE_MIN, COVERAGE_RELATIVE * bar)
     picked: list[int] = []
     free = 0
     # Lazy greedy: a tool's unexplained evidence only shrinks as residuals fall, so its last
     # computed value bounds its current one. Popping the best bound and recomputing it picks
     # exactly what a full pass over every tool would (ties: the smaller name), without
     # re-summing thousands of weak matches on a large surface each round.
-    # A tool whose whole evidence is below the floor can never be picked: not in the heap.
-    heap = [
-        (-total, index.names[i], i)
-        for i, row in contrib.items()
-        if (total := sum(row.values())) >= floor
-    ]
+    # A tool whose whole evidence is below the floor can never be picked: it has no row.
+    heap = [(-sum(row.values()), index.names[i], i) for i, row in contrib.items()]
     heapq.heapify(heap)
     while heap and len(picked) - free < COVERAGE_PICKS:
         _, name, best = heapq.heappop(heap)

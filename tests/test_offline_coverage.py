@@ -1,7 +1,9 @@
 """The coverage pass (`_offline._coverage`) picks lazily: a tool's last computed unexplained
-evidence bounds its current one, so only the best bounds are re-summed each round. These tests
-hold it to the plain greedy it replaces — every round sums every tool and takes the best, ties
-to the smaller name — on real indexes built from random surfaces and random queries."""
+evidence bounds its current one, so only the best bounds are re-summed each round; and it builds
+the per-term rows only for the tools whose evidence can clear the floor. These tests hold it to
+the plain versions it replaces — a row for every matched tool, every round summing every tool
+and taking the best, ties to the smaller name — on real indexes built from random surfaces and
+random queries."""
 
 from __future__ import annotations
 
@@ -10,14 +12,15 @@ from hypothesis import strategies as st
 
 from resolver import Resolver, ResolverConfig, ToolInfo
 from resolver._offline import (
+    _NO_POSTINGS,
     COVERAGE_MIN,
     COVERAGE_PICKS,
     COVERAGE_RELATIVE,
+    DESCRIPTION_TERMS,
     _contributions,
     _coverage,
     _explain,
     _Index,
-    _strongest,
 )
 
 WORDS = [
@@ -27,12 +30,40 @@ WORDS = [
 ]  # fmt: skip
 
 
+def every_row(index: _Index, query: dict[str, float]) -> dict[int, dict[str, float]]:
+    """Per matched tool, what each query term adds to its score, built tool by tool: its name
+    and keyword parts in query order, then its `DESCRIPTION_TERMS` strongest description
+    parts, strongest first (the order `_score` adds them in)."""
+    out: dict[int, dict[str, float]] = {}
+    parts: dict[int, list[tuple[float, str]]] = {}
+    for term, qweight in query.items():
+        plain, desc = index.postings.get(term, _NO_POSTINGS)
+        for i, w in plain:
+            row = out.setdefault(i, {})
+            row[term] = row.get(term, 0.0) + qweight * w
+        for i, wd in desc:
+            parts.setdefault(i, []).append((qweight * wd, term))
+    for i, mine in parts.items():
+        row = out.setdefault(i, {})
+        for value, term in sorted(mine, reverse=True)[:DESCRIPTION_TERMS]:
+            row[term] = row.get(term, 0.0) + value
+    return out
+
+
+def strongest_of(rows: dict[int, dict[str, float]]) -> dict[str, float]:
+    strongest: dict[str, float] = {}
+    for row in rows.values():
+        for term, value in row.items():
+            strongest[term] = max(strongest.get(term, 0.0), value)
+    return strongest
+
+
 def eager_coverage(index: _Index, query: dict[str, float], bar: float, core: frozenset[str]):
     """The plain greedy: each round, every unpicked tool's unexplained evidence is summed."""
-    contrib = _contributions(index, query)
+    contrib = every_row(index, query)
     if not contrib:
         return []
-    strongest = _strongest(contrib)
+    strongest = strongest_of(contrib)
     residual = dict.fromkeys(strongest, 1.0)
     floor = max(COVERAGE_MIN, COVERAGE_RELATIVE * bar)
     picked: list[int] = []
@@ -85,18 +116,31 @@ def test_lazy_coverage_picks_what_the_plain_greedy_picks(
             if term == word[: len(term)] and len(term) >= 3:
                 query[term] = weight  # the word's stem, as the index holds it
     core = frozenset(t.name for t in tools[:n_core])
+    # the rows are built only for the tools that can clear the floor, each exactly as the
+    # tool-by-tool build has it (same terms, same order, same values), and the per-term
+    # strongest contributions come from every matched tool
+    floor = max(COVERAGE_MIN, COVERAGE_RELATIVE * bar)
+    rows, strongest = _contributions(index, query, floor)
+    full = every_row(index, query)
+    assert strongest == strongest_of(full)
+    kept = {i: list(row.items()) for i, row in full.items() if sum(row.values()) >= floor}
+    assert {i: list(row.items()) for i, row in rows.items()} == kept
+    FILTERED.append(0 < len(rows) < len(full))
     picked = _coverage(index, query, bar, core)
     assert picked == eager_coverage(index, query, bar, core)
     PICKS.append(len(picked))
 
 
 PICKS: list[int] = []
+FILTERED: list[bool] = []
 
 
 def test_the_random_cases_exercise_several_rounds() -> None:
-    """The property above is not vacuous: many examples pick two tools or more."""
+    """The property above is not vacuous: many examples pick two tools or more, and many
+    leave matched tools below the floor without a row."""
     test_lazy_coverage_picks_what_the_plain_greedy_picks()
     assert sum(n >= 2 for n in PICKS) >= 20
+    assert sum(FILTERED) >= 20
 
 
 def test_identical_tools_tie_to_the_smaller_name() -> None:
