@@ -20,7 +20,7 @@ from ._errors import (
 )
 from ._explain import TopKMode, explain_data, top_k
 from ._offline import OfflineClassifier
-from ._pipeline import Resolver, as_dict
+from ._pipeline import Resolver, as_dict, settle_heap
 from ._reuse import ReuseStore
 from ._state import state_from_openclaw_ctx
 from ._types import (
@@ -80,6 +80,7 @@ __all__ = [
     "load_config",
     "load_config_file",
     "resolve",
+    "settle_heap",
     "state_from_openclaw_ctx",
     "top_k",
 ]

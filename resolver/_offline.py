@@ -168,8 +168,12 @@ class _Index:
     key: tuple[str, int] = ("", 0)
     """(catalog fingerprint, candidate-set hash): this index's cache key, also the semantic
     matrix's, so a turn hashes its candidate set once"""
-    phrases: Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]] = field(default_factory=dict)
-    """word -> ((phrase term, its words), ...): the multi-word keyword phrases each word is in"""
+    phrases: Mapping[str, tuple[tuple[str, tuple[str, ...], int], ...]] = field(
+        default_factory=dict
+    )
+    """word -> ((phrase term, its words, its place among all phrases), ...): the multi-word
+    keyword phrases anchored at the word, each at its word that the fewest phrases share (a
+    phrase matches only with all its words, so it is looked at only when its rarest is there)"""
     markers: Markers | None = None
     """The catalog's conversation markers, ready to match"""
     families: tuple[tuple[tuple[str, ...], tuple[int, ...]], ...] = ()
@@ -187,6 +191,8 @@ class _Index:
     postings: Mapping[str, tuple[_Postings, _Postings]] = field(default_factory=dict)
     """`weights` split for scoring: term -> (((tool index, weight from the names and keywords),
     ...), ((tool index, weight from the description), ...)), zero parts left out"""
+    phrase_words: frozenset[str] = frozenset()
+    """Every word of a multi-word keyword phrase"""
 
     @functools.cached_property
     def cjk_set(self) -> frozenset[str]:
@@ -195,6 +201,11 @@ class _Index:
     @functools.cached_property
     def cjk_first(self) -> FirstChars:
         return FirstChars(self.cjk_words)
+
+    @functools.cached_property
+    def by_name(self) -> tuple[int, ...]:
+        """The tools' indexes in name order (a ranking's ties go to the smaller name)."""
+        return tuple(sorted(range(len(self.names)), key=self.names.__getitem__))
 
 
 def _known(index: _Index, word: str) -> bool:
@@ -301,11 +312,15 @@ def _build_index(
             rows.append((i, w, w * desc_per_tool[i].get(term, 0.0) / f if f else 0.0))
         weights[term] = tuple(rows)
     words = tuple(t[len(_WORD_TERM) :] for t in weights if t.startswith(_WORD_TERM))
-    by_term: dict[str, list[str]] = {}
-    for phrase, parts in phrases.items():
-        for part in parts:
-            by_term.setdefault(part, []).append(phrase)
-    phrase_index = {t: tuple((p, phrases[p]) for p in ps) for t, ps in by_term.items()}
+    shared: dict[str, int] = {}  # word -> how many phrases it is in
+    for parts in phrases.values():
+        for part in set(parts):
+            shared[part] = shared.get(part, 0) + 1
+    anchored: dict[str, list[tuple[str, tuple[str, ...], int]]] = {}
+    for place, (phrase, parts) in enumerate(phrases.items()):
+        anchor = min(parts, key=lambda part: (shared[part], part))
+        anchored.setdefault(anchor, []).append((phrase, parts, place))
+    phrase_index = {word: tuple(found) for word, found in anchored.items()}
     return _Index(
         names,
         weights,
@@ -325,6 +340,7 @@ def _build_index(
             )
             for term, rows in weights.items()
         },
+        frozenset(shared),
     )
 
 
@@ -426,21 +442,19 @@ def _near(deletes: Mapping[str, tuple[tuple[str, str], ...]], form: str) -> set[
 
 
 def _phrases_in(index: _Index, words: Sequence[str]) -> list[str]:
-    """The multi-word keyword phrases whose words all occur close together in `words`."""
+    """The multi-word keyword phrases whose words all occur close together in `words`: first
+    the phrases with the earliest first-seen word, then in their order among all phrases."""
     positions: dict[str, list[int]] = {}
     for i, word in enumerate(words):
-        if word in index.phrases:
+        if word in index.phrase_words:
             positions.setdefault(word, []).append(i)
-    found: list[str] = []
-    tried: set[str] = set()
+    seen = {word: k for k, word in enumerate(positions)}
+    found: list[tuple[int, int, str]] = []
     for word in positions:
-        for phrase, parts in index.phrases[word]:
-            if phrase in tried:
-                continue
-            tried.add(phrase)
+        for phrase, parts, place in index.phrases.get(word, ()):
             if all(p in positions for p in parts) and _close(parts, positions):
-                found.append(phrase)
-    return found
+                found.append((min(map(seen.__getitem__, parts)), place, phrase))
+    return [phrase for _, _, phrase in sorted(found)]
 
 
 def _close(parts: Sequence[str], positions: Mapping[str, list[int]]) -> bool:
@@ -673,16 +687,22 @@ class OfflineClassifier:
         scores, semantic = self._scored(index, request, query, plain)
         label = "offline+semantic" if semantic else "offline"
         names = index.names
-        positive = list(itertools.compress(range(len(scores)), scores))  # scores are >= 0
-        # best first, ties by name (two stable sorts: no key tuple per scored tool)
-        ranked = sorted(
-            sorted(positive, key=names.__getitem__), key=scores.__getitem__, reverse=True
-        )
+        # best first, ties by name: the scored tools in name order, then one stable sort (no
+        # key tuple per scored tool; scores are >= 0)
+        by_name = index.by_name
+        positive = itertools.compress(by_name, map(scores.__getitem__, by_name))
+        ranked = sorted(positive, key=scores.__getitem__, reverse=True)
         top = scores[ranked[0]] if ranked else 0.0
         # core tools are in every surface: they do not set the bar for the others
-        free = [i for i in ranked if names[i] not in request.core_tools]
-        bar = scores[free[0]] if free else top
-        rounded = {names[i]: round(scores[i], 4) for i in ranked}
+        core = request.core_tools
+        bar = next((scores[i] for i in ranked if names[i] not in core), top)
+        rounded = dict(
+            zip(
+                map(names.__getitem__, ranked),
+                map(round, map(scores.__getitem__, ranked), itertools.repeat(4)),
+                strict=True,
+            )
+        )
         if top <= 0.0:
             return Classification(
                 selected=(),
@@ -694,7 +714,7 @@ class OfflineClassifier:
             )
         weak = bar < WEAK_SCORE
         cutoff = bar * (WEAK_RELATIVE_CUTOFF if weak else RELATIVE_CUTOFF)
-        lists = [[names[i] for i in ranked if scores[i] >= cutoff]]
+        lists = [[names[i] for i in itertools.takewhile(lambda i: scores[i] >= cutoff, ranked)]]
         lists.append([names[i] for i in _coverage(index, own, bar, frozenset(request.core_tools))])
         if FAMILY_PICKS and index.families:
             lists.extend(_family_lists(index, task, scores))
@@ -729,12 +749,14 @@ class OfflineClassifier:
         lists: list[list[str]] = []
         for segment in segments:
             seg_scores = self._score(index, self._query(index, segment, typos=typos))
-            positive = itertools.compress(range(len(seg_scores)), seg_scores)
-            order = heapq.nlargest(SEGMENT_PICKS, positive, key=seg_scores.__getitem__)
-            best = seg_scores[order[0]] if order else 0.0
+            best = max(seg_scores, default=0.0)
             if best > 0:
+                # the clause's best `SEGMENT_PICKS` at or above the floor, best first, ties to
+                # the smaller index (as a stable sort of every tool would have them)
                 floor = best * SEGMENT_RELATIVE_CUTOFF
-                lists.append([index.names[i] for i in order if seg_scores[i] >= floor])
+                near = [i for i, value in enumerate(seg_scores) if value >= floor]
+                order = sorted(near, key=seg_scores.__getitem__, reverse=True)[:SEGMENT_PICKS]
+                lists.append([index.names[i] for i in order])
         return lists
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -250,3 +252,22 @@ def test_sidecar_keeps_the_learned_cache_in_the_state_directory(
         assert sidecar.close() == 0
     cache = _isolated_home / ".local" / "state" / "openclaw-tool-resolver" / "keyword-cache.json"
     assert json.loads(cache.read_text())["learned"] == 1
+
+
+def test_sidecar_freezes_its_heap_after_the_warm_up() -> None:
+    """After building a surface's index off-turn, the sidecar moves what is alive into the
+    collector's permanent generation (`settle_heap`): a full collection on a large surface
+    otherwise walks the index and every module on some turn."""
+    tools = [{"name": f"tool_{k}", "description": f"Tool number {k} for tests"} for k in range(40)]
+    env = {**os.environ, "RESOLVER_LOG_LEVEL": "DEBUG"}
+    with Sidecar(env=env) as sidecar:
+        assert sidecar.call("c", "configure", config={"capturePrompts": False})["result"]
+        sidecar.call("o", "observe_surface", tools=tools, ctx={})
+        assert sidecar.close() == 0
+        log = sidecar.stderr()
+    warmed = re.findall(r"warmed (\d+) tools, (\d+) objects frozen", log)
+    assert warmed, log
+    # the default OpenClaw surface plus the 40 observed tools; the interpreter alone holds
+    # thousands of live objects, all frozen
+    assert max(int(n) for n, _ in warmed) >= 40 + 54
+    assert all(int(frozen) > 5_000 for _, frozen in warmed)

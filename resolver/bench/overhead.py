@@ -2,8 +2,10 @@
 
 One `Resolver` (defaults, no override file, no LLM) resolves the case file's prompts in turn;
 the warm-up (building the offline index for the surface — and with `semantic`, embedding every
-tool — as a host's warm-up does, then the first turn) is timed separately, then `turns` turns
-are timed one by one (`time.perf_counter`). Reported: p50, p99,
+tool — as a host's warm-up does, then the first turn) is timed separately. Then, as the
+OpenClaw sidecar does after a warm-up, the heap is frozen (`settle_heap`; `settle=False`
+leaves it live, as in a host's process that does not call it), and `turns` turns are timed one
+by one (`time.perf_counter`). Reported: p50, p99,
 mean and max wall time per turn, p50 and p99 CPU time per turn, and the warm-up.
 """
 
@@ -18,7 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .._config import ResolverConfig
-from .._pipeline import Resolver
+from .._pipeline import Resolver, settle_heap
 from .._types import TurnRequest
 from .cases import load_case_file
 from .intervals import percentile
@@ -42,12 +44,14 @@ class Overhead:
     cpu_p99_ms: float
     semantic: bool = False
     """Timed with offlineSemantic on (the packaged embedding model)."""
+    settled: bool = True
+    """The heap was frozen after the warm-up (`settle_heap`), as the sidecar does."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def measure(path: str, *, turns: int, semantic: bool = False) -> Overhead:
+def measure(path: str, *, turns: int, semantic: bool = False, settle: bool = True) -> Overhead:
     """Time `turns` offline turns over the case file's surface (prompts cycled in order)."""
     cases = load_case_file(path)
     tools = list(cases.candidates)
@@ -63,6 +67,8 @@ def measure(path: str, *, turns: int, semantic: bool = False) -> Overhead:
         resolver.warm(tools)
         await resolver.resolve(TurnRequest(prompt=first.prompt, tools=tools))
         warmup = (time.perf_counter() - start) * 1000.0
+        if settle:
+            settle_heap()
         samples: list[float] = []
         cpu: list[float] = []
         for case in itertools.islice(itertools.cycle(cases.cases), turns):
@@ -86,6 +92,7 @@ def measure(path: str, *, turns: int, semantic: bool = False) -> Overhead:
         cpu_p50_ms=round(percentile(cpu, 50), 3),
         cpu_p99_ms=round(percentile(cpu, 99), 3),
         semantic=semantic,
+        settled=settle,
     )
 
 
@@ -93,7 +100,9 @@ def overhead_markdown(results: list[Overhead], *, command: str) -> str:
     """The overhead report."""
     rows = [
         [
-            r.case_file + (" + semantic" if r.semantic else ""),
+            r.case_file
+            + (" + semantic" if r.semantic else "")
+            + ("" if r.settled else ", live heap"),
             str(r.tools),
             str(r.turns),
             f"{r.p50_ms:.2f}",
@@ -118,7 +127,9 @@ def overhead_markdown(results: list[Overhead], *, command: str) -> str:
             "(the machine is shared: wall time per turn includes waiting for a CPU; the CPU "
             "columns are this process's CPU time per turn)",
             "- One resolver per surface; the warm-up builds the offline index (and, + semantic, "
-            "embeds every tool) once, then "
+            'embeds every tool) once; then, unless a row says "live heap", the heap is frozen '
+            "as the OpenClaw sidecar does after a warm-up (`settle_heap`: a full garbage "
+            "collection no longer walks the modules, catalog and index); then "
             "each timed turn runs the whole pipeline (catalog, offline classifier, continuity, "
             "core tools, guards, ranked candidates).",
             "",

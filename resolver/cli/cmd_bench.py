@@ -106,6 +106,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="also time each surface with offlineSemantic on (needs the 'semantic' extra)",
     )
+    o.add_argument(
+        "--no-settle",
+        dest="settle",
+        action="store_false",
+        help="time without freezing the heap after the warm-up (as a library in a host's own "
+        "process runs, unless the host calls resolver.settle_heap); the sidecar freezes it",
+    )
     o.set_defaults(func=run_overhead)
 
 
@@ -306,7 +313,7 @@ def run_overhead(args: argparse.Namespace) -> int:
 
     files = [args.curated, *args.extra_files] + ([args.seal] if args.seal else [])
     results = [
-        measure(path, turns=args.turns, semantic=semantic)
+        measure(path, turns=args.turns, semantic=semantic, settle=args.settle)
         for semantic in ((False, True) if args.semantic else (False,))
         for path in files
     ]

@@ -59,7 +59,7 @@ from ..._limits import (
     clean,
     clip,
 )
-from ..._pipeline import Resolver, abstain, as_dict
+from ..._pipeline import Resolver, abstain, as_dict, settle_heap
 from ..._state import state_from_openclaw_ctx
 from ..._surface import default_surface
 from ..._types import Message, ReasonCode, Resolution, Timings, ToolInfo, TurnRequest
@@ -420,6 +420,11 @@ class Sidecar:
         def work() -> None:
             try:
                 resolver.warm(tools)
+                # the index and this process's modules: out of every later full collection
+                frozen = settle_heap()
+                logger.debug(
+                    "resolver sidecar: warmed %d tools, %d objects frozen", len(tools), frozen
+                )
             except Exception:  # warming is an optimisation; the turn builds the index itself
                 logger.debug("resolver sidecar: warm-up failed", exc_info=True)
                 return
