@@ -1,0 +1,80 @@
+"""`OfflineClassifier._score` takes a shortcut when the query has no more description-bearing
+terms than a tool may count (`DESCRIPTION_TERMS`): each tool's description parts are summed as
+they come. These tests hold both of its paths to the plain definition — per tool, the name and
+keyword parts in query order, then its `DESCRIPTION_TERMS` strongest description parts — bit
+for bit, on real indexes built from random surfaces."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from resolver import Resolver, ResolverConfig, ToolInfo
+from resolver._offline import _NO_POSTINGS, DESCRIPTION_TERMS, OfflineClassifier, _Index
+
+WORDS = [
+    "send", "email", "search", "flight", "weather", "file", "read", "write", "calendar",
+    "event", "price", "stock", "image", "resize", "translate", "note", "task", "remind",
+]  # fmt: skip
+
+
+def index_of(tools: list[ToolInfo]) -> _Index:
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None))
+    prepared = resolver._prepare(tools)
+    return resolver.offline._index_for(prepared.described, prepared.catalog, prepared.params)
+
+
+def plain_scores(index: _Index, query: dict[str, float]) -> list[float]:
+    scores = [0.0] * len(index.names)
+    parts: dict[int, list[float]] = {}
+    for term, qweight in query.items():
+        plain, desc = index.postings.get(term, _NO_POSTINGS)
+        for i, w in plain:
+            scores[i] += qweight * w
+        for i, wd in desc:
+            parts.setdefault(i, []).append(qweight * wd)
+    for i, mine in parts.items():
+        if len(mine) > DESCRIPTION_TERMS:
+            mine = sorted(mine, reverse=True)[:DESCRIPTION_TERMS]
+        total = 0.0
+        for part in mine:
+            total += part
+        scores[i] += total
+    return scores  # (no deprecated tools in these surfaces)
+
+
+SHORT: list[bool] = []
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    # few words, long descriptions and queries: tools often match more description terms
+    # than they may count
+    st.lists(st.lists(st.sampled_from(WORDS[:9]), min_size=1, max_size=8), min_size=2, max_size=30),
+    st.dictionaries(st.sampled_from(WORDS[:9]), st.sampled_from([0.35, 1.0, 1.7]), max_size=9),
+)
+def test_both_paths_score_as_the_definition(
+    texts: list[list[str]], words: dict[str, float]
+) -> None:
+    tools = [ToolInfo(name=f"tool_{k:02d}", description=" ".join(t)) for k, t in enumerate(texts)]
+    index = index_of(tools)
+    query = {}
+    for word, weight in words.items():
+        for term in index.weights:
+            if term == word[: len(term)] and len(term) >= 3:
+                query[term] = weight  # the word's stem, as the index holds it
+    assert OfflineClassifier._score(index, query) == plain_scores(index, query)
+    SHORT.append(sum(1 for t in query if index.postings[t][1]) <= DESCRIPTION_TERMS)
+    parts = [sum(1 for t in query if i in dict(index.postings[t][1])) for i in range(len(tools))]
+    OVER.append(max(parts, default=0) > DESCRIPTION_TERMS)
+
+
+OVER: list[bool] = []
+
+
+def test_the_random_queries_take_both_paths() -> None:
+    """Not vacuous: both paths are taken, and tools with more description matches than they
+    may count are common."""
+    test_both_paths_score_as_the_definition()
+    assert 20 <= sum(SHORT) <= len(SHORT) - 20
+    assert sum(OVER) >= 20
