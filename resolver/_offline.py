@@ -576,20 +576,6 @@ class OfflineClassifier:
         query terms (a description that lists every word of the prompt cannot outscore the
         tools whose names and keywords the prompt asks for)."""
         scores = [0.0] * len(index.names)
-        postings = [
-            (qweight, index.postings.get(term, _NO_POSTINGS)) for term, qweight in query.items()
-        ]
-        if sum(1 for _, (_, desc) in postings if desc) <= DESCRIPTION_TERMS:
-            # No tool can have more description parts than it may count: each tool's are
-            # summed as they come (in query order, as the list below would be), then added.
-            described_sum = [0.0] * len(scores)
-            for qweight, (plain, desc) in postings:
-                for i, w in plain:
-                    scores[i] += qweight * w
-                for i, wd in desc:
-                    described_sum[i] += qweight * wd
-            scores = list(map(operator.add, scores, described_sum))
-            return _succeeded(index, scores)
         # A tool's description parts: the first in `single`, a list only once there are two
         # (most tools a common word touches match nothing else: no list, no work for the GC).
         single: dict[int, float] = {}
@@ -610,11 +596,12 @@ class OfflineClassifier:
         for i, parts in described.items():
             if len(parts) > DESCRIPTION_TERMS:
                 parts = sorted(parts, reverse=True)[:DESCRIPTION_TERMS]
-            total = 0.0  # added in order, as above (`sum` compensates from Python 3.12)
-            for part in parts:
-                total += part
-            scores[i] += total
-        return _succeeded(index, scores)
+            scores[i] += sum(parts)
+        for old, new in index.successors:
+            if scores[old] > 0.0:
+                scores[new] = max(scores[new], scores[old])
+                scores[old] *= DEPRECATED_SHARE
+        return scores
 
     def score(self, request: ClassifyInput) -> dict[str, float]:
         """Score every candidate against the prompt (and, damped, the recent user turns)."""
@@ -771,16 +758,6 @@ class OfflineClassifier:
                 order = sorted(near, key=seg_scores.__getitem__, reverse=True)[:SEGMENT_PICKS]
                 lists.append([index.names[i] for i in order])
         return lists
-
-
-def _succeeded(index: _Index, scores: list[float]) -> list[float]:
-    """A deprecated tool's score goes to its successor (which keeps the better of the two); it
-    keeps `DEPRECATED_SHARE` of its own."""
-    for old, new in index.successors:
-        if scores[old] > 0.0:
-            scores[new] = max(scores[new], scores[old])
-            scores[old] *= DEPRECATED_SHARE
-    return scores
 
 
 def _lookup_list(index: _Index, text: str) -> list[list[str]]:
