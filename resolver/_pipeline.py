@@ -343,8 +343,9 @@ def finalize(
     for e in state.exclusions:
         why = f"{e.field}: {e.why}"
         excluded_why[e.tool] = f"{excluded_why[e.tool]}; {why}" if e.tool in excluded_why else why
+    # built as typed (names, rounded floats, bools, signal tuples): no validation per card
     cards = tuple(
-        Candidate(
+        Candidate.model_construct(
             name=name,
             score=round(float(state.scores.get(name, 0.0)), 4),
             selected=name in state.surface,
