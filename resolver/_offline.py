@@ -151,7 +151,7 @@ _BARE_AND = re.compile(r"\s+(?:and|y|et|und|e)\s+", re.IGNORECASE)
 
 _Postings = tuple[tuple[int, float], ...]
 _NO_POSTINGS: tuple[_Postings, _Postings] = ((), ())
-_WEIGHT = operator.itemgetter(1)
+_TOOL, _WEIGHT = operator.itemgetter(0), operator.itemgetter(1)
 
 
 @dataclass(frozen=True)
@@ -571,10 +571,13 @@ class OfflineClassifier:
         return query
 
     @staticmethod
-    def _score(index: _Index, query: Mapping[str, float]) -> list[float]:
+    def _score(
+        index: _Index, query: Mapping[str, float], touched: set[int] | None = None
+    ) -> list[float]:
         """BM25F scores; a tool's description adds only its `DESCRIPTION_TERMS` strongest
         query terms (a description that lists every word of the prompt cannot outscore the
-        tools whose names and keywords the prompt asks for)."""
+        tools whose names and keywords the prompt asks for). `touched`, when given, receives
+        every tool the query matched (the others score 0: a caller need not look at them)."""
         scores = [0.0] * len(index.names)
         # A tool's description parts: the first in `single`, a list only once there are two
         # (most tools a common word touches match nothing else: no list, no work for the GC).
@@ -582,6 +585,8 @@ class OfflineClassifier:
         described: dict[int, list[float]] = {}
         for term, qweight in query.items():
             plain, desc = index.postings.get(term, _NO_POSTINGS)
+            if touched is not None:
+                touched.update(map(_TOOL, plain))
             for i, w in plain:
                 scores[i] += qweight * w
             for i, wd in desc:
@@ -597,10 +602,14 @@ class OfflineClassifier:
             if len(parts) > DESCRIPTION_TERMS:
                 parts = sorted(parts, reverse=True)[:DESCRIPTION_TERMS]
             scores[i] += sum(parts)
+        if touched is not None:
+            touched.update(single, described)
         for old, new in index.successors:
             if scores[old] > 0.0:
                 scores[new] = max(scores[new], scores[old])
                 scores[old] *= DEPRECATED_SHARE
+                if touched is not None:
+                    touched.add(new)
         return scores
 
     def score(self, request: ClassifyInput) -> dict[str, float]:
@@ -748,13 +757,14 @@ class OfflineClassifier:
             return []
         lists: list[list[str]] = []
         for segment in segments:
-            seg_scores = self._score(index, self._query(index, segment, typos=typos))
-            best = max(seg_scores, default=0.0)
+            touched: set[int] = set()
+            seg_scores = self._score(index, self._query(index, segment, typos=typos), touched)
+            best = max(map(seg_scores.__getitem__, touched), default=0.0)
             if best > 0:
                 # the clause's best `SEGMENT_PICKS` at or above the floor, best first, ties to
                 # the smaller index (as a stable sort of every tool would have them)
                 floor = best * SEGMENT_RELATIVE_CUTOFF
-                near = [i for i, value in enumerate(seg_scores) if value >= floor]
+                near = sorted(i for i in touched if seg_scores[i] >= floor)
                 order = sorted(near, key=seg_scores.__getitem__, reverse=True)[:SEGMENT_PICKS]
                 lists.append([index.names[i] for i in order])
         return lists

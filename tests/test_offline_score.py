@@ -58,7 +58,11 @@ def test_scores_are_the_definition(texts: list[list[str]], words: dict[str, floa
         for term in index.weights:
             if term == word[: len(term)] and len(term) >= 3:
                 query[term] = weight  # the word's stem, as the index holds it
-    assert OfflineClassifier._score(index, query) == plain_scores(index, query)
+    touched: set[int] = set()
+    scores = OfflineClassifier._score(index, query, touched)
+    assert scores == plain_scores(index, query)
+    # the tools it says the query matched are exactly those with a score
+    assert touched == {i for i, value in enumerate(scores) if value > 0}
     SHORT.append(sum(1 for t in query if index.postings[t][1]) <= DESCRIPTION_TERMS)
     parts = [sum(1 for t in query if i in dict(index.postings[t][1])) for i in range(len(tools))]
     OVER.append(max(parts, default=0) > DESCRIPTION_TERMS)
@@ -73,3 +77,20 @@ def test_the_random_queries_are_short_and_long() -> None:
     test_scores_are_the_definition()
     assert 20 <= sum(SHORT) <= len(SHORT) - 20
     assert sum(OVER) >= 20
+
+
+def test_a_deprecated_tools_successor_is_touched_through_it() -> None:
+    """The query names only the deprecated tool's words; its successor takes its score, so it
+    is among the tools the query touched."""
+    tools = [
+        ToolInfo(name="read_file", description="DEPRECATED: use read_text_file instead"),
+        ToolInfo(name="read_text_file", description="Open a document"),
+        ToolInfo(name="send_email", description="Send a message"),
+    ]
+    index = index_of(tools)
+    query = {term: 1.0 for term in index.weights if term == "deprec"}
+    assert query and index.successors == ((0, 1),)
+    touched: set[int] = set()
+    scores = OfflineClassifier._score(index, query, touched)
+    assert scores[1] > scores[0] > 0.0 == scores[2]
+    assert touched == {0, 1}
