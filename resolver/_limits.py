@@ -31,7 +31,9 @@ U+FFFD, so no later stage (JSON encoding, hashing, telemetry) can fail on one.
 from __future__ import annotations
 
 import hashlib
+import operator
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
@@ -247,9 +249,30 @@ def description_cap(lengths: list[int]) -> int:
     return max(MIN_DESCRIPTION_CHARS, MAX_SURFACE_CHARS // max(1, len(lengths)))
 
 
+_last_bounded: tuple[tuple[ToolInfo, ...], list[ToolInfo], bool] = ((), [], False)
+"""The last surface bounded, and its result: a host passes the very same (immutable) tools
+turn after turn, and checking that they are the same objects is one C-level pass."""
+
+
+def same_objects(a: Sequence[object], b: Sequence[object]) -> bool:
+    """Whether `a` and `b` hold the very same objects, in order (identity, never ``==``)."""
+    return len(a) == len(b) and all(map(operator.is_, a, b))
+
+
 def _bound_tools(tools: list[ToolInfo]) -> tuple[list[ToolInfo], bool]:
     """Host descriptions cut to the surface's `description_cap`, surrogates cleaned (names
-    kept)."""
+    kept). The last surface's answer is reused when the host passes the same tool objects
+    (`ToolInfo` is frozen: the same objects have the same fields)."""
+    global _last_bounded
+    last_in, last_out, last_cut = _last_bounded
+    if tools and same_objects(tools, last_in):
+        return list(last_out), last_cut
+    out, cut = _bound_tools_now(tools)
+    _last_bounded = (tuple(tools), out, cut)  # one assignment: a thread sees all or nothing
+    return list(out), cut
+
+
+def _bound_tools_now(tools: list[ToolInfo]) -> tuple[list[ToolInfo], bool]:
     descriptions = list(map(TOOL_DESCRIPTION, tools))
     lengths = list(map(len, descriptions))
     cap = description_cap(lengths)

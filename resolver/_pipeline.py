@@ -37,6 +37,7 @@ from ._limits import (
     TOOL_PARAMETERS,
     Bounded,
     bound_request,
+    same_objects,
 )
 from ._offline import OfflineClassifier
 from ._reuse import ReuseStore, apply_reused, isolation_parts
@@ -323,11 +324,14 @@ def finalize(
     in_head = set(head)
     # The card lists every kept or excluded tool and the best MAX_OTHER_CARDS others; the rest
     # are only counted (a 4,000-tool catalog would otherwise cost tens of ms per turn here).
-    scored = [n for n, v in state.scores.items() if v > 0 and n not in in_head and n in candidates]
+    scores = state.scores
+    # (set operations: the order does not matter, both paths below sort by a total order)
+    scored = (scores.keys() & candidates) - in_head
+    if min(scores.values(), default=1.0) <= 0:
+        scored = {n for n in scored if scores[n] > 0}
     if len(scored) > MAX_OTHER_CARDS and all(n in in_head for n in state.signals):
         # No signal wants any of them (only kept or excluded tools have signals): their
         # `rank_key` is best score, then name. The best few by score, without a key per tool.
-        scores = state.scores
         least = sorted(map(scores.__getitem__, scored), reverse=True)[MAX_OTHER_CARDS - 1]
         best = [n for n in scored if scores[n] >= least]
         others = sorted(best, key=lambda n: (-scores[n], n))[:MAX_OTHER_CARDS]
@@ -462,6 +466,11 @@ class Resolver:
         self.observers = list(observers)
         self.clock = clock
         self._prepared: dict[tuple[object, ...], PreparedSurface] = {}
+        self._last_prepared: tuple[tuple[ToolInfo, ...], str, PreparedSurface | None] = (
+            (),
+            "",
+            None,
+        )
         key = self.config.api_key()
         self.cache = (
             cache
@@ -674,6 +683,19 @@ class Resolver:
     def _prepare(self, tools: Sequence[ToolInfo]) -> PreparedSurface:
         """The effective catalog and described candidates, cached per catalog + surface."""
         base = self.catalogs.current()
+        # the host passes the very same (frozen) tools turn after turn: one identity check
+        last_tools, last_fingerprint, last = self._last_prepared
+        if (
+            last is not None
+            and base.fingerprint == last_fingerprint
+            and same_objects(tools, last_tools)
+        ):
+            return last
+        prepared = self._prepare_now(base, tools)
+        self._last_prepared = (tuple(tools), base.fingerprint, prepared)  # one assignment
+        return prepared
+
+    def _prepare_now(self, base: EffectiveCatalog, tools: Sequence[ToolInfo]) -> PreparedSurface:
         # one C-level pass per field (no tuple per tool: a 4,000-tool surface every turn)
         columns = tuple(
             tuple(map(get, tools)) for get in (TOOL_NAME, TOOL_DESCRIPTION, TOOL_PARAMETERS)

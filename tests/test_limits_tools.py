@@ -65,3 +65,26 @@ def test_the_cap_shrinks_when_the_whole_surface_is_too_large() -> None:
     assert description_cap([1000] * 10) == MAX_DESCRIPTION_CHARS
     # lengths above the per-tool cap count at the cap
     assert description_cap([MAX_DESCRIPTION_CHARS * 300, 10]) == MAX_DESCRIPTION_CHARS
+
+
+def test_the_same_tool_objects_turn_after_turn_get_the_same_answer() -> None:
+    """The last surface's answer is reused only for the very same tool objects: a cut tool is
+    cut again with its reason code, an equal but new surface is bounded afresh, and a changed
+    one gets its own answer."""
+    long = ToolInfo(name="long", description="x" * (MAX_DESCRIPTION_CHARS + 50))
+    surface = [*SURFACE[:5], long]
+    first, first_codes = bounded(surface)
+    again, again_codes = bounded(list(surface))  # a new list, the same objects
+    assert first_codes == again_codes == ("description_truncated",)
+    assert [t.description for t in again] == [t.description for t in first]
+    assert len(again[5].description) <= MAX_DESCRIPTION_CHARS
+    assert again is not first  # the caller's list is its own
+    rebuilt = [ToolInfo(name=t.name, description=t.description) for t in surface]
+    fresh, fresh_codes = bounded(rebuilt)  # equal, not the same: bounded afresh
+    assert fresh_codes == ("description_truncated",)
+    assert [t.description for t in fresh] == [t.description for t in first]
+    short = [*surface[:5], ToolInfo(name="long", description="now short")]
+    changed, changed_codes = bounded(short)
+    assert changed_codes == () and changed[5].description == "now short"
+    _, back_codes = bounded(surface)
+    assert back_codes == ("description_truncated",)

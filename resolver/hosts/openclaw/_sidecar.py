@@ -260,6 +260,7 @@ class Sidecar:
         self.resolver: Resolver | None = None
         self.surface = SurfaceView()
         self._defaults = [t.name for t in default_surface()]
+        self._last_candidates: tuple[object, tuple[ToolInfo, ...]] = (None, ())
         self._background: set[asyncio.Future[None]] = set()
         self._primed: int | None = None
         """The surface the LLM prompt prefix was last primed for (``llmWarmUp``)."""
@@ -459,13 +460,22 @@ class Sidecar:
         task.add_done_callback(self._background.discard)
 
     def _candidates(self) -> list[ToolInfo]:
-        names = dict.fromkeys(self._defaults)
-        names.update(dict.fromkeys(self.surface.tools))
         view = self.surface
-        return [
+        # The same surface as last turn: the same `ToolInfo` objects (frozen), so the resolver
+        # sees the very tools it bounded and prepared then (`same_objects`), and no model is
+        # built per tool per turn. The key is three C-level copies of what the view holds.
+        key = (tuple(self._defaults), tuple(view.tools.items()), tuple(view.params.items()))
+        last_key, last = self._last_candidates
+        if key == last_key:
+            return list(last)
+        names = dict.fromkeys(self._defaults)
+        names.update(dict.fromkeys(view.tools))
+        tools = [
             ToolInfo(name=n, description=view.tools.get(n, ""), parameters=view.params.get(n, ""))
             for n in names
         ]
+        self._last_candidates = (key, tuple(tools))
+        return tools
 
     async def resolve(self, event: Mapping[str, Any], ctx: Mapping[str, Any]) -> dict[str, Any]:
         if self.resolver is None:
