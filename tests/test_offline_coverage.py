@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from offline_support import WORDS, index_of, stem_query
 
-from resolver import Resolver, ResolverConfig, ToolInfo
+from resolver import ToolInfo
 from resolver._offline import (
     _NO_POSTINGS,
     COVERAGE_MIN,
@@ -22,12 +23,6 @@ from resolver._offline import (
     _explain,
     _Index,
 )
-
-WORDS = [
-    "send", "email", "search", "flight", "weather", "file", "read", "write", "calendar",
-    "event", "price", "stock", "image", "resize", "translate", "note", "task", "remind",
-    "map", "route", "music", "play", "invoice", "contact",
-]  # fmt: skip
 
 
 def every_row(index: _Index, query: dict[str, float]) -> dict[int, dict[str, float]]:
@@ -85,12 +80,6 @@ def eager_coverage(index: _Index, query: dict[str, float], bar: float, core: fro
     return [i for i in picked if index.names[i] not in core]
 
 
-def index_of(tools: list[ToolInfo]) -> _Index:
-    resolver = Resolver(ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None))
-    prepared = resolver._prepare(tools)
-    return resolver.offline._index_for(prepared.described, prepared.catalog, prepared.params)
-
-
 surfaces = st.lists(
     st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), min_size=2, max_size=30
 )
@@ -110,11 +99,7 @@ def test_lazy_coverage_picks_what_the_plain_greedy_picks(
     # are scaled up so that several tools clear `COVERAGE_MIN` on these short texts.)
     tools = [ToolInfo(name=f"{t[0]}_{k:02d}", description=" ".join(t)) for k, t in enumerate(texts)]
     index = index_of(tools)
-    query = {}
-    for word, weight in words.items():
-        for term in index.weights:
-            if term == word[: len(term)] and len(term) >= 3:
-                query[term] = weight  # the word's stem, as the index holds it
+    query = stem_query(index, words)
     core = frozenset(t.name for t in tools[:n_core])
     # the rows are built only for the tools that can clear the floor, each exactly as the
     # tool-by-tool build has it (same terms, same order, same values), and the per-term

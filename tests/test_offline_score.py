@@ -8,20 +8,10 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from offline_support import WORDS, index_of, stem_query
 
-from resolver import Resolver, ResolverConfig, ToolInfo
+from resolver import ToolInfo
 from resolver._offline import _NO_POSTINGS, DESCRIPTION_TERMS, OfflineClassifier, _Index
-
-WORDS = [
-    "send", "email", "search", "flight", "weather", "file", "read", "write", "calendar",
-    "event", "price", "stock", "image", "resize", "translate", "note", "task", "remind",
-]  # fmt: skip
-
-
-def index_of(tools: list[ToolInfo]) -> _Index:
-    resolver = Resolver(ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None))
-    prepared = resolver._prepare(tools)
-    return resolver.offline._index_for(prepared.described, prepared.catalog, prepared.params)
 
 
 def plain_scores(index: _Index, query: dict[str, float]) -> list[float]:
@@ -53,11 +43,7 @@ SHORT: list[bool] = []
 def test_scores_are_the_definition(texts: list[list[str]], words: dict[str, float]) -> None:
     tools = [ToolInfo(name=f"tool_{k:02d}", description=" ".join(t)) for k, t in enumerate(texts)]
     index = index_of(tools)
-    query = {}
-    for word, weight in words.items():
-        for term in index.weights:
-            if term == word[: len(term)] and len(term) >= 3:
-                query[term] = weight  # the word's stem, as the index holds it
+    query = stem_query(index, words)
     touched: set[int] = set()
     scores = OfflineClassifier._score(index, query, touched)
     assert scores == plain_scores(index, query)

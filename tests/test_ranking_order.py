@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from offline_support import WORDS
 
 from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
 from resolver._classify import ClassifyInput
@@ -24,11 +25,6 @@ from resolver._offline import (
 )
 from resolver._pipeline import MAX_OTHER_CARDS
 from resolver._text import tokens
-
-WORDS = [
-    "send", "email", "search", "flight", "weather", "file", "read", "write", "calendar",
-    "event", "price", "stock", "image", "resize", "translate", "note", "task", "remind",
-]  # fmt: skip
 
 surfaces = st.lists(
     st.lists(st.sampled_from(WORDS), min_size=1, max_size=5), min_size=2, max_size=40

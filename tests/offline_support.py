@@ -1,0 +1,33 @@
+"""Real offline indexes from small random surfaces, for the property tests of the offline
+classifier. A plain module (not a conftest): tests import it by name."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from resolver import Resolver, ResolverConfig, ToolInfo
+from resolver._offline import _Index
+
+WORDS = [
+    "send", "email", "search", "flight", "weather", "file", "read", "write", "calendar",
+    "event", "price", "stock", "image", "resize", "translate", "note", "task", "remind",
+    "map", "route", "music", "play", "invoice", "contact",
+]  # fmt: skip
+"""Everyday tool words; a test samples few of them so that tools share words and tie."""
+
+
+def index_of(tools: list[ToolInfo]) -> _Index:
+    """The offline index the resolver builds for `tools` (defaults, no override file)."""
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None))
+    prepared = resolver._prepare(tools)
+    return resolver.offline._index_for(prepared.described, prepared.catalog, prepared.params)
+
+
+def stem_query(index: _Index, words: Mapping[str, float]) -> dict[str, float]:
+    """A query of each word's stem as the index holds it, at the word's weight."""
+    query = {}
+    for word, weight in words.items():
+        for term in index.weights:
+            if term == word[: len(term)] and len(term) >= 3:
+                query[term] = weight
+    return query
