@@ -425,10 +425,12 @@ def settle_heap() -> int:
     For a process that is the resolver, after a warm-up (the OpenClaw sidecar calls it): on a
     4,076-tool surface a full collection walked ~60,000 live objects, 40-60 ms on a slow
     2-core machine, and the collector ran one every ~50 turns, which set the p99. Frozen
-    objects are still freed when their last reference goes (an evicted index); only garbage
-    *cycles* among them would stay, and the index, catalog and surface hold none. A library
-    embedded in a host's process should leave this to the host (it freezes the host's heap).
-    Returns how many objects are frozen."""
+    objects are still freed when their last reference goes (an evicted index); a garbage
+    *cycle* among them waits for the next call, which unfreezes everything first, so its
+    collection reclaims it (a sidecar that settles after every warm-up does not leak them).
+    A library embedded in a host's process should leave this to the host (it freezes the
+    host's heap). Returns how many objects are frozen."""
+    gc.unfreeze()
     gc.collect()
     gc.freeze()
     return gc.get_freeze_count()

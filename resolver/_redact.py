@@ -100,7 +100,7 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
             text = pattern.sub(f"[REDACTED:{kind}]", text)
     if "=" in text or ":" in text:
         text = _ASSIGNMENT.sub(r"\1\2[REDACTED:secret]", text)
-    if sum(ch.isdigit() for ch in text[:100_000]) >= 13:
+    if sum(map(str.isdigit, text[:100_000])) >= 13:
         text = _CARD.sub(_card_replacement, text)
     return text
 
