@@ -498,6 +498,12 @@ class OfflineClassifier:
     def _index(self, request: ClassifyInput) -> _Index:
         return self._index_for(request.tools, request.catalog, request.params)
 
+    def has_index(self, request: ClassifyInput) -> bool:
+        """Whether the index for the request's candidates is built (a turn need not build it)."""
+        key = (request.catalog.fingerprint, hash((request.tools, request.params)))
+        with self._lock:
+            return key in self._indexes
+
     def _index_for(
         self,
         tools: tuple[tuple[str, str], ...],
