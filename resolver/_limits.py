@@ -36,11 +36,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import orjson
 
 from ._types import Message, ReasonCode, ToolInfo, TurnRequest
+
+T = TypeVar("T")
 
 MAX_PROMPT_CHARS = 16_000
 PROMPT_HEAD_CHARS = 12_000
@@ -249,26 +251,35 @@ def description_cap(lengths: list[int]) -> int:
     return max(MIN_DESCRIPTION_CHARS, MAX_SURFACE_CHARS // max(1, len(lengths)))
 
 
-_last_bounded: tuple[tuple[ToolInfo, ...], list[ToolInfo], bool] = ((), [], False)
-"""The last surface bounded, and its result: a host passes the very same (immutable) tools
-turn after turn, and checking that they are the same objects is one C-level pass."""
+class SameTools(Generic[T]):
+    """The answer for the last tool list, reused while a caller passes the very same tool
+    objects (and the same `tag`, e.g. a catalog fingerprint). `ToolInfo` is frozen, so the same
+    objects have the same fields; checking identity is one C-level pass, never ``==``. A host
+    passes the same surface turn after turn. Safe across threads: one tuple, read and replaced
+    whole."""
+
+    def __init__(self) -> None:
+        self._last: tuple[tuple[ToolInfo, ...], object, T | None] = ((), None, None)
+
+    def get(self, tools: Sequence[ToolInfo], tag: object = None) -> T | None:
+        last_tools, last_tag, value = self._last
+        if value is None or not tools or tag != last_tag or len(tools) != len(last_tools):
+            return None
+        return value if all(map(operator.is_, tools, last_tools)) else None
+
+    def put(self, tools: Sequence[ToolInfo], value: T, tag: object = None) -> T:
+        self._last = (tuple(tools), tag, value)
+        return value
 
 
-def same_objects(a: Sequence[object], b: Sequence[object]) -> bool:
-    """Whether `a` and `b` hold the very same objects, in order (identity, never ``==``)."""
-    return len(a) == len(b) and all(map(operator.is_, a, b))
+_BOUNDED: SameTools[tuple[list[ToolInfo], bool]] = SameTools()
 
 
 def _bound_tools(tools: list[ToolInfo]) -> tuple[list[ToolInfo], bool]:
     """Host descriptions cut to the surface's `description_cap`, surrogates cleaned (names
-    kept). The last surface's answer is reused when the host passes the same tool objects
-    (`ToolInfo` is frozen: the same objects have the same fields)."""
-    global _last_bounded
-    last_in, last_out, last_cut = _last_bounded
-    if tools and same_objects(tools, last_in):
-        return list(last_out), last_cut
-    out, cut = _bound_tools_now(tools)
-    _last_bounded = (tuple(tools), out, cut)  # one assignment: a thread sees all or nothing
+    kept); the last surface's answer when the host passes the same tool objects."""
+    last = _BOUNDED.get(tools)
+    out, cut = last if last is not None else _BOUNDED.put(tools, _bound_tools_now(tools))
     return list(out), cut
 
 

@@ -472,6 +472,13 @@ def _close(parts: Sequence[str], positions: Mapping[str, list[int]]) -> bool:
     return False
 
 
+def _index_key(
+    tools: tuple[tuple[str, str], ...], catalog: EffectiveCatalog, params: tuple[str, ...]
+) -> tuple[str, int]:
+    """The offline index cache's key: (catalog fingerprint, candidate-set hash)."""
+    return (catalog.fingerprint, hash((tools, params)))
+
+
 class OfflineClassifier:
     """BM25F-style lexical classifier over names, keywords and descriptions."""
 
@@ -500,7 +507,7 @@ class OfflineClassifier:
 
     def has_index(self, request: ClassifyInput) -> bool:
         """Whether the index for the request's candidates is built (a turn need not build it)."""
-        key = (request.catalog.fingerprint, hash((request.tools, request.params)))
+        key = _index_key(request.tools, request.catalog, request.params)
         with self._lock:
             return key in self._indexes
 
@@ -510,7 +517,7 @@ class OfflineClassifier:
         catalog: EffectiveCatalog,
         params: tuple[str, ...] = (),
     ) -> _Index:
-        key = (catalog.fingerprint, hash((tools, params)))
+        key = _index_key(tools, catalog, params)
         with self._lock:
             index = self._indexes.get(key)
             if index is not None:

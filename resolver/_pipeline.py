@@ -36,8 +36,8 @@ from ._limits import (
     TOOL_NAME,
     TOOL_PARAMETERS,
     Bounded,
+    SameTools,
     bound_request,
-    same_objects,
 )
 from ._offline import OfflineClassifier
 from ._reuse import ReuseStore, apply_reused, isolation_parts
@@ -476,11 +476,7 @@ class Resolver:
         self.observers = list(observers)
         self.clock = clock
         self._prepared: dict[tuple[object, ...], PreparedSurface] = {}
-        self._last_prepared: tuple[tuple[ToolInfo, ...], str, PreparedSurface | None] = (
-            (),
-            "",
-            None,
-        )
+        self._last_prepared: SameTools[PreparedSurface] = SameTools()
         key = self.config.api_key()
         self.cache = (
             cache
@@ -693,17 +689,10 @@ class Resolver:
     def _prepare(self, tools: Sequence[ToolInfo]) -> PreparedSurface:
         """The effective catalog and described candidates, cached per catalog + surface."""
         base = self.catalogs.current()
-        # the host passes the very same (frozen) tools turn after turn: one identity check
-        last_tools, last_fingerprint, last = self._last_prepared
-        if (
-            last is not None
-            and base.fingerprint == last_fingerprint
-            and same_objects(tools, last_tools)
-        ):
+        last = self._last_prepared.get(tools, base.fingerprint)  # the same tools as last turn
+        if last is not None:
             return last
-        prepared = self._prepare_now(base, tools)
-        self._last_prepared = (tuple(tools), base.fingerprint, prepared)  # one assignment
-        return prepared
+        return self._last_prepared.put(tools, self._prepare_now(base, tools), base.fingerprint)
 
     def _prepare_now(self, base: EffectiveCatalog, tools: Sequence[ToolInfo]) -> PreparedSurface:
         # one C-level pass per field (no tuple per tool: a 4,000-tool surface every turn)

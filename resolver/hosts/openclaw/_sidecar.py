@@ -462,7 +462,7 @@ class Sidecar:
     def _candidates(self) -> list[ToolInfo]:
         view = self.surface
         # The same surface as last turn: the same `ToolInfo` objects (frozen), so the resolver
-        # sees the very tools it bounded and prepared then (`same_objects`), and no model is
+        # sees the very tools it bounded and prepared then (`SameTools`), and no model is
         # built per tool per turn. The key is three C-level copies of what the view holds.
         key = (tuple(self._defaults), tuple(view.tools.items()), tuple(view.params.items()))
         last_key, last = self._last_candidates
