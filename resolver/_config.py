@@ -124,6 +124,12 @@ class ResolverConfig(_Strict):
     shared by the CLI and the OpenClaw sidecar; ``""`` or null = in memory only."""
     reuse: ReuseOptions = Field(default_factory=ReuseOptions)
     continuity_turns: int = Field(default=3, ge=0, le=50)
+    search_catalog_size: int = Field(default=64, ge=0, le=1024)
+    """When the surface holds the host's own tool search (`hostSearchTools`), `toolsAllow`
+    bounds what that search can find, not what the model is sent: the resolver's picks are
+    widened with the next best-scored candidates up to this many tools (0 = off)."""
+    host_search_tools: tuple[str, ...] = ("tool_search",)
+    """Names of a host's tool-search control (OpenClaw 2026.9's Tool Search: `tool_search`)."""
     shadow_sample_rate: float = Field(default=0.0, ge=0.0, le=1.0)
     surface_state_file: str | None = "~/.openclaw/resolver-surface.json"
     """OpenClaw sidecar: the host's tool surface kept between runs (None/"" = memory only)."""

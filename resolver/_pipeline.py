@@ -298,6 +298,31 @@ def apply_core(state: TurnState, core_tools: Iterable[str]) -> TurnState:
     return state.add(core_tools, "core", "core_always")
 
 
+def apply_search_catalog(state: TurnState, search_tools: Iterable[str], size: int) -> TurnState:
+    """When the host has its own tool search among the candidates (OpenClaw's Tool Search:
+    `tool_search`), `toolsAllow` bounds what that search can find, not what the model is sent:
+    the model's request carries the search controls and the host's direct tools, and a tool
+    left out of the catalog can never be found (the task fails) while one more catalog entry
+    costs nothing until it is searched for. So the surface is widened, best score first, with
+    the candidates the classifier scored but did not pick, up to `size` tools (signal
+    ``search``, ``search_catalog_widened``). Recall-only: nothing is removed, nothing excluded
+    by state is added, and a tool without a score stays out."""
+    if size <= 0 or len(state.surface) >= size:
+        return state
+    candidates = state.candidate_set
+    if not any(name in candidates for name in search_tools):
+        return state
+    scores = state.scores
+    pool = [
+        name
+        for name in scores.keys() & candidates
+        if scores[name] > 0 and name not in state.surface and name not in state.excluded
+    ]
+    room = size - len(state.surface)
+    best = heapq.nsmallest(room, pool, key=lambda name: (-scores[name], name))
+    return state.add(best, "search", "search_catalog_widened")
+
+
 def finalize(
     state: TurnState,
     *,
@@ -651,6 +676,7 @@ class Resolver:
             persist_soon(self.cache, self.clock())
         state = apply_continuity(state, config.continuity_turns)
         state = apply_core(state, config.core_tools)
+        state = apply_search_catalog(state, config.host_search_tools, config.search_catalog_size)
         timings = Timings(total_ms=self._ms(start), classifier_ms=classifier_ms, llm_ms=llm_ms)
         return finalize(
             state, core_tools=config.core_tools, timings=timings, classifier=classifier_label

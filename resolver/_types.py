@@ -30,6 +30,7 @@ ReasonCode = Literal[
     "offline_selected",
     "cache_added",
     "core_always",
+    "search_catalog_widened",
     "continuity_kept",
     "pending_call_kept",
     "route_reused",
@@ -79,7 +80,9 @@ LLM_FALLBACK_CODES: frozenset[str] = frozenset(
 )
 """The LLM failed and the offline classifier answered (one code per cause)."""
 
-Signal = Literal["classifier", "floor", "cache", "continuity", "core", "reuse", "full", "state"]
+Signal = Literal[
+    "classifier", "floor", "cache", "continuity", "core", "search", "reuse", "full", "state"
+]
 """Which signal put a tool into the surface (the per-candidate rationale)."""
 
 

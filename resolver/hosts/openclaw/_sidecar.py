@@ -269,6 +269,11 @@ class Sidecar:
         self.mcp_servers: list[tuple[str, bool]] = []
         """OpenClaw's ``mcp.servers`` (name, enabled), as the extension read them."""
         self._mcp_warned = False
+        self._host_search = False
+        """Whether the last request the host showed (``llm_input``) carried its own tool
+        search (``hostSearchTools``: OpenClaw's Tool Search is on). The view keeps every tool
+        it ever saw, so a search control seen once would otherwise stay a candidate after
+        Tool Search is turned off; only a live one is offered to the resolver."""
 
     # ---- controls (refresh, clear_reuse) ------------------------------------------------
 
@@ -329,6 +334,7 @@ class Sidecar:
                 ctx = params.get("ctx") or {}
                 run_id = ctx.get("runId") if isinstance(ctx, dict) else None
                 before = len(self.surface.tools)
+                self._host_search = self._shows_search(tools)
                 known = self.surface.observe(
                     tools, run_id if isinstance(run_id, str) else None, self.clock()
                 )
@@ -459,17 +465,33 @@ class Sidecar:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    def _search_names(self) -> tuple[str, ...]:
+        config = self.resolver.config if self.resolver is not None else self.config
+        return config.host_search_tools if config is not None else ()
+
+    def _shows_search(self, tools: list[Any]) -> bool:
+        search = self._search_names()
+        return any(isinstance(t, dict) and t.get("name") in search for t in tools[:MAX_CANDIDATES])
+
     def _candidates(self) -> list[ToolInfo]:
         view = self.surface
         # The same surface as last turn: the same `ToolInfo` objects (frozen), so the resolver
         # sees the very tools it bounded and prepared then (`SameTools`), and no model is
         # built per tool per turn. The key is three C-level copies of what the view holds.
-        key = (tuple(self._defaults), tuple(view.tools.items()), tuple(view.params.items()))
+        stale = () if self._host_search else self._search_names()
+        key = (
+            tuple(self._defaults),
+            tuple(view.tools.items()),
+            tuple(view.params.items()),
+            stale,
+        )
         last_key, last = self._last_candidates
         if key == last_key:
             return list(last)
         names = dict.fromkeys(self._defaults)
         names.update(dict.fromkeys(view.tools))
+        for name in stale:  # a search control the host no longer shows
+            names.pop(name, None)
         tools = [
             ToolInfo(name=n, description=view.tools.get(n, ""), parameters=view.params.get(n, ""))
             for n in names
