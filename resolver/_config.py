@@ -128,8 +128,9 @@ class ResolverConfig(_Strict):
     """When the surface holds the host's own tool search (`hostSearchTools`), `toolsAllow`
     bounds what that search can find, not what the model is sent: the resolver's picks are
     widened with the next best-scored candidates up to this many tools (0 = off)."""
-    host_search_tools: tuple[str, ...] = ("tool_search",)
-    """Names of a host's tool-search control (OpenClaw 2026.9's Tool Search: `tool_search`)."""
+    host_search_tools: tuple[str, ...] = ("tool_search", "tool_search_code")
+    """Names of a host's tool-search control (OpenClaw 2026.9's Tool Search: `tool_search` at
+    its default, `tool_search_code` with ``tools.toolSearch: true``)."""
     shadow_sample_rate: float = Field(default=0.0, ge=0.0, le=1.0)
     surface_state_file: str | None = "~/.openclaw/resolver-surface.json"
     """OpenClaw sidecar: the host's tool surface kept between runs (None/"" = memory only)."""

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from resolver import ResolverConfig
+
 from .harness import AgentRun, OpenClawHome, module_sidecar
 from .mock_llm import ClassifierReply, LoggedRequest, MockLLM
 
@@ -244,3 +246,40 @@ def test_gateway_narrows_the_second_turn_with_the_classifier_answer(
     (classify_req,) = mock_llm.classifier_requests
     assert_attributed(classify_req)
     assert_key_never_leaks(openclaw_home, [first.stdout, first.stderr, second.stderr, log])
+
+
+def test_gateway_with_tool_search_on_widens_the_searchable_catalog(
+    openclaw_home: OpenClawHome, mock_llm: MockLLM
+) -> None:
+    """Tool Search left at OpenClaw's default (on): the model's request carries the search
+    controls, and `toolsAllow` bounds what `tool_search` can find. The sidecar sees the control
+    in the host's request (``llm_input``) and widens the classifier's picks with the next
+    best-scored tools (``search_catalog_widened``) instead of cutting the catalog to them."""
+
+    def classify(req: LoggedRequest) -> ClassifierReply:
+        return ClassifierReply(tools=("web_search", "web_fetch"), confidence=0.95)
+
+    mock_llm.classifier_responder = classify
+    openclaw_home.write_config(None, tool_search=None)
+    openclaw_home.install_with_resolver_cli(
+        module_sidecar(), plugin_config(openclaw_home, mock_llm)
+    )
+    (openclaw_home.home / "resolver-config.json").unlink()
+    assert openclaw_home.read_config().get("tools", {}).get("toolSearch") is not False
+    with openclaw_home.start_gateway() as gateway:
+        first = gateway.turn("Search the web for today's weather in Paris")
+        second = gateway.turn("Search the web for tomorrow's weather in Lyon")
+        log = gateway.log()
+    assert first.returncode == 0, first.stderr[-3000:] + log[-3000:]
+    assert second.returncode == 0, second.stderr[-3000:] + log[-3000:]
+    turn1, turn2 = mock_llm.primary_requests
+    assert "tool_search" in turn1.tool_names and "tool_search" in turn2.tool_names
+    line1, line2 = wait_telemetry(openclaw_home, 2)
+    assert line1["toolsAllow"] is None  # the surface not yet seen: abstain
+    assert "search_catalog_widened" in line2["reasonCodes"], line2
+    allowed = set(line2["toolsAllow"])
+    core = set(ResolverConfig().core_tools)
+    assert {"web_search", "web_fetch"} <= allowed
+    assert len(allowed - core - {"web_search", "web_fetch"}) >= 2, sorted(allowed)
+    # the model is still sent the search controls and a few direct tools, not the catalog
+    assert len(turn2.tool_names) < len(allowed), (sorted(turn2.tool_names), sorted(allowed))
