@@ -45,9 +45,7 @@ def measure(path: str, size: int, search: bool) -> tuple[float, float, int]:
     """(must-include accuracy, mean toolsAllow size, cases) of one pass."""
     cases = load_case_file(path)
     tools = list(cases.candidates) + ([SEARCH] if search else [])
-    config = ResolverConfig(
-        keywordCacheFile="", catalogOverridesFile="", searchCatalogSize=size
-    )
+    config = ResolverConfig(keywordCacheFile="", catalogOverridesFile="", searchCatalogSize=size)
     resolver = Resolver(config)
     resolver.warm(tools)
     hits = kept = 0

@@ -87,25 +87,57 @@ def test_a_tool_excluded_by_state_is_never_added(tmp_path: Path) -> None:
     assert "search_catalog_widened" in res.reason_codes
 
 
-async def test_the_sidecar_offers_the_search_control_only_while_the_host_shows_it() -> None:
-    sidecar = Sidecar()
+class Host:
+    """Drives an in-process sidecar as the extension does: resolve, then ``llm_input``."""
 
-    async def call(method: str, **params: Any) -> dict[str, Any]:
-        answer = await sidecar.handle({"id": "x", "method": method, "params": params})
+    def __init__(self) -> None:
+        self.sidecar = Sidecar()
+        self.runs = 0
+
+    async def call(self, method: str, **params: Any) -> dict[str, Any]:
+        answer = await self.sidecar.handle({"id": "x", "method": method, "params": params})
         return dict(answer["result"])
 
-    async def turn(run: str, shown: list[dict[str, str]]) -> dict[str, Any]:
-        ctx = {"sessionId": run, "runId": run}
-        result = await call("resolve", event={"prompt": PROMPT}, ctx=ctx)
-        await call("observe_surface", tools=shown, ctx={"runId": run})
+    async def turn(self, shown: list[dict[str, str]]) -> dict[str, Any]:
+        """One turn; the host's request shows `shown` (whatever the resolver answered)."""
+        self.runs += 1
+        run = f"r{self.runs}"
+        result = await self.call("resolve", event={"prompt": PROMPT}, ctx={"runId": run})
+        await self.call("observe_surface", tools=shown, ctx={"runId": run})
         return result
 
-    search = {"name": "tool_search", "description": "Search the tool catalog"}
-    plain = [{"name": "web_search", "description": "Search the web"}]
-    assert (await call("configure", config={"surfaceStateFile": ""}))["ok"]
-    await call("observe_surface", tools=[*plain, search], ctx={})  # Tool Search on
-    on = await turn("r1", plain)  # ... and this run's request shows it off
-    assert "search_catalog_widened" in on["reasonCodes"]
-    off = await turn("r2", [*plain, search])
+
+CONTROL = {"name": "tool_search", "description": "Search the tool catalog"}
+PLAIN = [{"name": "web_search", "description": "Search the web"}]
+
+
+async def test_the_sidecar_widens_while_the_host_shows_its_search_control() -> None:
+    """OpenClaw lists the control in ``llm_input`` only for a whole (un-narrowed) surface: a
+    narrowed turn's list leaves it out, which must not switch the widening off; a whole
+    surface without it (Tool Search turned off) does."""
+    host = Host()
+    assert (await host.call("configure", config={"surfaceStateFile": ""}, host={}))["ok"]
+    await host.call("observe_surface", tools=[*PLAIN, CONTROL], ctx={})  # Tool Search on
+    first = await host.turn(PLAIN)  # narrowed: its llm_input lacks the control
+    assert first["toolsAllow"] is not None
+    assert "search_catalog_widened" in first["reasonCodes"]
+    assert "search_catalog_widened" in (await host.turn(PLAIN))["reasonCodes"]
+    await host.call("observe_surface", tools=PLAIN, ctx={})  # a whole surface, no control
+    off = await host.turn(PLAIN)
+    assert off["toolsAllow"] is not None
     assert "search_catalog_widened" not in off["reasonCodes"]
-    assert "search_catalog_widened" in (await turn("r3", plain))["reasonCodes"]
+
+
+async def test_the_sidecar_follows_the_hosts_tool_search_setting() -> None:
+    """``tools.toolSearch: false`` in OpenClaw's config (passed by the extension) is off,
+    whatever the view once saw; unset or true leaves it to the surface."""
+    for setting, widened in ((False, False), (None, True), (True, True)):
+        host = Host()
+        done = await host.call(
+            "configure", config={"surfaceStateFile": ""}, host={"toolSearch": setting}
+        )
+        assert done["ok"]
+        await host.call("observe_surface", tools=[*PLAIN, CONTROL], ctx={})
+        result = await host.turn(PLAIN)
+        assert result["toolsAllow"] is not None
+        assert ("search_catalog_widened" in result["reasonCodes"]) is widened, setting

@@ -145,6 +145,7 @@ test("configure carries OpenClaw's mcp.servers (name, enabled; declaration order
       { name: "github", enabled: true },
       { name: "off", enabled: false },
     ],
+    toolSearch: null,
   });
   assert.deepEqual(extension.mcpServerList(undefined), []);
   assert.deepEqual(extension.mcpServerList({ mcp: { servers: [] } }), []);
@@ -152,6 +153,22 @@ test("configure carries OpenClaw's mcp.servers (name, enabled; declaration order
   assert.equal(extension.mcpServerList({ mcp: { servers: many } }).length, 64);
   const hostile = { get mcp() { throw new Error("boom"); } };
   assert.deepEqual(extension.mcpServerList(hostile), []);
+});
+
+test("configure carries OpenClaw's tools.toolSearch (false, true, or null when unset)", async () => {
+  const s = setup();
+  const a = fakeApi({ pythonPath: s.python });
+  a.api.config = { tools: { toolSearch: false } };
+  plugin.register(a.api);
+  await a.hooks.before_prompt_build.handler(EVENT, CTX);
+  const configure = s.frames().find((f) => f.method === "configure");
+  assert.equal(configure.params.host.toolSearch, false);
+  assert.equal(extension.toolSearchSetting({ tools: { toolSearch: true } }), true);
+  assert.equal(extension.toolSearchSetting({ tools: {} }), null);
+  assert.equal(extension.toolSearchSetting({ tools: { toolSearch: "yes" } }), null);
+  assert.equal(extension.toolSearchSetting(undefined), null);
+  const hostile = { get tools() { throw new Error("boom"); } };
+  assert.equal(extension.toolSearchSetting(hostile), null);
 });
 
 test("resolve params carry only the last 50 messages and JSON-safe ctx fields", async () => {

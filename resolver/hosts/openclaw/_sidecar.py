@@ -269,11 +269,13 @@ class Sidecar:
         self.mcp_servers: list[tuple[str, bool]] = []
         """OpenClaw's ``mcp.servers`` (name, enabled), as the extension read them."""
         self._mcp_warned = False
-        self._host_search = False
-        """Whether the last request the host showed (``llm_input``) carried its own tool
-        search (``hostSearchTools``: OpenClaw's Tool Search is on). The view keeps every tool
-        it ever saw, so a search control seen once would otherwise stay a candidate after
-        Tool Search is turned off; only a live one is offered to the resolver."""
+        self._search_setting: bool | None = None
+        """OpenClaw's ``tools.toolSearch`` as the extension read it (None: unset, on by
+        default in 2026.9.x; False: off)."""
+        self._search_shown: bool | None = None
+        """Whether the last *whole* surface the host showed (``llm_input`` of a turn the
+        resolver did not narrow) carried its tool-search control; None before one was seen. A
+        narrowed turn's ``llm_input`` lists only what ``toolsAllow`` kept, never the control."""
 
     # ---- controls (refresh, clear_reuse) ------------------------------------------------
 
@@ -332,12 +334,12 @@ class Sidecar:
                 raw_tools = params.get("tools")
                 tools: list[dict[str, Any]] = raw_tools if isinstance(raw_tools, list) else []
                 ctx = params.get("ctx") or {}
-                run_id = ctx.get("runId") if isinstance(ctx, dict) else None
+                raw_run = ctx.get("runId") if isinstance(ctx, dict) else None
+                run_id = raw_run if isinstance(raw_run, str) else None
                 before = len(self.surface.tools)
-                self._host_search = self._shows_search(tools)
-                known = self.surface.observe(
-                    tools, run_id if isinstance(run_id, str) else None, self.clock()
-                )
+                if run_id is None or run_id in self.surface.abstained_runs:
+                    self._search_shown = self._shows_search(tools)  # a whole surface
+                known = self.surface.observe(tools, run_id, self.clock())
                 if known != before:
                     self._warm_soon()
                 self.surface.save()
@@ -397,6 +399,8 @@ class Sidecar:
         """Apply the plugin config. ``host`` is what the extension read from OpenClaw's own
         config: ``mcpServers``, a list of ``{name, enabled}`` in declaration order."""
         self.mcp_servers = host_mcp_servers(host)
+        setting = host.get("toolSearch") if isinstance(host, dict) else None
+        self._search_setting = setting if isinstance(setting, bool) else None
         self._mcp_warned = False
         data = {k: v for k, v in raw.items() if v is not None or k in NULL_MEANS_OFF}
         config = load_config(data, source="plugins.entries.openclaw-tool-resolver.config")
@@ -469,6 +473,16 @@ class Sidecar:
         config = self.resolver.config if self.resolver is not None else self.config
         return config.host_search_tools if config is not None else ()
 
+    def _search_live(self) -> bool:
+        """The host's own tool search is on: not turned off in its config, and its control
+        is in the last whole surface it showed (or, before one, anywhere in the view: a host
+        without Tool Search never shows one)."""
+        if self._search_setting is False:
+            return False
+        if self._search_shown is not None:
+            return self._search_shown
+        return any(name in self.surface.tools for name in self._search_names())
+
     def _shows_search(self, tools: list[Any]) -> bool:
         search = self._search_names()
         return any(isinstance(t, dict) and t.get("name") in search for t in tools[:MAX_CANDIDATES])
@@ -478,7 +492,7 @@ class Sidecar:
         # The same surface as last turn: the same `ToolInfo` objects (frozen), so the resolver
         # sees the very tools it bounded and prepared then (`SameTools`), and no model is
         # built per tool per turn. The key is three C-level copies of what the view holds.
-        stale = () if self._host_search else self._search_names()
+        stale = () if self._search_live() else self._search_names()
         key = (
             tuple(self._defaults),
             tuple(view.tools.items()),

@@ -316,6 +316,20 @@ export function mcpServerList(hostConfig) {
   }
 }
 
+/**
+ * OpenClaw's `tools.toolSearch` (from `api.config`): `false` (off), `true` (code mode), or
+ * `null` when unset (on by default in 2026.9.x) or unreadable. With it on, `toolsAllow` bounds
+ * Tool Search's catalog and the sidecar widens its answer (`searchCatalogSize`). Never throws.
+ */
+export function toolSearchSetting(hostConfig) {
+  try {
+    const value = hostConfig?.tools?.toolSearch;
+    return typeof value === "boolean" ? value : null;
+  } catch {
+    return null;
+  }
+}
+
 function describeTools(tools) {
   if (!Array.isArray(tools)) return undefined;
   const out = [];
@@ -371,7 +385,11 @@ class SidecarManager {
   acquire(settings, logger) {
     this.refs += 1;
     if (logger) this.logger = logger;
-    const key = encodeFrame({ config: settings.raw, mcpServers: settings.mcpServers ?? [] });
+    const key = encodeFrame({
+      config: settings.raw,
+      mcpServers: settings.mcpServers ?? [],
+      toolSearch: settings.toolSearch ?? null,
+    });
     if (this.configKey !== undefined && key !== this.configKey && this.child) {
       this.logger.info?.(`[${PLUGIN_ID}] config changed; restarting the sidecar`);
       this.stopChild("config changed");
@@ -437,7 +455,10 @@ class SidecarManager {
 
     // configure is always the first frame; later frames may be pipelined behind it. A failed
     // configure is handled in onLine, before any frame that follows it on the same child.
-    const host = { mcpServers: this.settings.mcpServers ?? [] };
+    const host = {
+      mcpServers: this.settings.mcpServers ?? [],
+      toolSearch: this.settings.toolSearch ?? null,
+    };
     this.send(child, "configure", { config: this.settings.raw, host }, {
       // Off the hot path (a resolve pipelined behind it has its own deadline), and often sent
       // while the host is busy starting up: be lenient.
@@ -867,6 +888,7 @@ const plugin = {
     const logger = api?.logger ?? fallbackLogger();
     const settings = normalizeConfig(api?.pluginConfig);
     settings.mcpServers = mcpServerList(api?.config);
+    settings.toolSearch = toolSearchSetting(api?.config);
     if (!settings.enabled) {
       logger.info?.(`[${PLUGIN_ID}] disabled by config; no hooks registered`);
       return;
