@@ -277,7 +277,7 @@ def test_gateway_with_tool_search_on_widens_the_searchable_catalog(
     assert all("tool_search" in t.tool_names for t in (turn1, turn2, turn3))
     line1, line2, line3 = wait_telemetry(openclaw_home, 3)
     assert line1["toolsAllow"] is None  # the surface not yet seen: abstain
-    # turn 2's llm_input lists only what toolsAllow kept (no control): turn 3 still widens
+    # turn 3 follows a narrowed turn (whose llm_input lists what toolsAllow kept): still wide
     for line in (line2, line3):
         assert "search_catalog_widened" in line["reasonCodes"], line
     allowed = set(line2["toolsAllow"])
