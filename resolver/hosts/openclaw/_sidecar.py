@@ -275,7 +275,8 @@ class Sidecar:
         self._search_shown: bool | None = None
         """Whether the last *whole* surface the host showed (``llm_input`` of a turn the
         resolver did not narrow) carried its tool-search control; None before one was seen. A
-        narrowed turn's ``llm_input`` lists only what ``toolsAllow`` kept, never the control."""
+        narrowed turn's ``llm_input`` lists what ``toolsAllow`` kept and may leave the control
+        out (it did on the 15-server Gateway of the MCP e2e run)."""
 
     # ---- controls (refresh, clear_reuse) ------------------------------------------------
 
