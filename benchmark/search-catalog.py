@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 
 from resolver import Resolver, ResolverConfig, TurnRequest
 from resolver._types import ToolInfo
-from resolver.bench.cases import load_case_file
+from resolver.bench.cases import CaseSet, load_case_file
 from resolver.bench.harness import command_line
 
 SEARCH = ToolInfo(
@@ -41,9 +41,8 @@ FILES = (
 )
 
 
-def measure(path: str, size: int, search: bool) -> tuple[float, float, int]:
+def measure(cases: CaseSet, size: int, search: bool) -> tuple[float, float, int]:
     """(must-include accuracy, mean toolsAllow size, cases) of one pass."""
-    cases = load_case_file(path)
     tools = list(cases.candidates) + ([SEARCH] if search else [])
     config = ResolverConfig(keywordCacheFile="", catalogOverridesFile="", searchCatalogSize=size)
     resolver = Resolver(config)
@@ -92,11 +91,11 @@ def main() -> int:
         "| --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in sizes) + " |",
     ]
     for path in files:
-        tools = len(load_case_file(path).candidates)
-        acc, mean, n = measure(path, sizes[-1], search=False)
-        row = [f"`{path}`", str(tools), str(n), f"{acc:.3f} / {mean:.2f}"]
+        cases = load_case_file(path)
+        acc, mean, n = measure(cases, sizes[-1], search=False)
+        row = [f"`{path}`", str(len(cases.candidates)), str(n), f"{acc:.3f} / {mean:.2f}"]
         for size in sizes:
-            wacc, wmean, _ = measure(path, size, search=True)
+            wacc, wmean, _ = measure(cases, size, search=True)
             row.append(f"{wacc:.3f} / {wmean:.2f}")
         lines.append("| " + " | ".join(row) + " |")
         print(lines[-1], flush=True)

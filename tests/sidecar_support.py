@@ -11,6 +11,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from resolver.hosts.openclaw._sidecar import Sidecar as InProcessSidecar
+
 COMMAND = [sys.executable, "-m", "resolver.hosts.openclaw"]
 
 
@@ -72,3 +74,44 @@ class Sidecar:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+
+
+class InProcessHost:
+    """Drives an in-process sidecar the way the extension does, one frame at a time: a turn is
+    ``resolve``, then ``llm_input``'s ``observe_surface`` for the same run."""
+
+    def __init__(self, tools: Sequence[Mapping[str, str]], prompt: str) -> None:
+        self.sidecar = InProcessSidecar()
+        self.tools = list(tools)
+        self.prompt = prompt
+        self.runs = 0
+
+    async def call(self, method: str, **params: Any) -> dict[str, Any]:
+        """One frame; the whole answer (``result`` or ``error``)."""
+        return await self.sidecar.handle({"id": "x", "method": method, "params": params})
+
+    async def start(self, host: Mapping[str, Any] | None = None) -> None:
+        """configure (surface state in memory; `host` as the extension reads OpenClaw's config),
+        then the host's whole surface (`tools`)."""
+        params: dict[str, Any] = {"config": {"surfaceStateFile": ""}}
+        if host is not None:
+            params["host"] = dict(host)
+        assert (await self.call("configure", **params))["result"]["ok"]
+        await self.call("observe_surface", tools=self.tools, ctx={})
+
+    async def turn(
+        self,
+        prompt: str | None = None,
+        session: str | None = "s1",
+        shown: Sequence[Mapping[str, str]] | None = None,
+    ) -> dict[str, Any]:
+        """One turn of `session` (None: no session in the ctx); the host's request then shows
+        `shown` (default: `tools`). Returns the resolve result."""
+        self.runs += 1
+        ctx: dict[str, Any] = {"runId": f"r{self.runs}"}
+        if session is not None:
+            ctx.update(sessionId=session, sessionKey=f"agent:main:{session}")
+        answer = await self.call("resolve", event={"prompt": prompt or self.prompt}, ctx=ctx)
+        tools = list(self.tools if shown is None else shown)
+        await self.call("observe_surface", tools=tools, ctx={"runId": ctx["runId"]})
+        return dict(answer["result"])

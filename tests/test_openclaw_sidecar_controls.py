@@ -5,46 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from sidecar_support import InProcessHost
 from sidecar_support import Sidecar as ChildSidecar
 
-from resolver.hosts.openclaw._sidecar import Sidecar, control_prompt
+from resolver.hosts.openclaw._sidecar import control_prompt
 
 PROMPT = "search the web for flights to Lisbon"
 TOOLS = [{"name": "jira_search", "description": "Search Jira tickets"}]
 
 
-class Host:
-    """Drives an in-process sidecar the way the extension does, one frame at a time."""
-
-    def __init__(self) -> None:
-        self.sidecar = Sidecar()
-        self.runs = 0
-
-    async def call(self, method: str, **params: Any) -> dict[str, Any]:
-        answer = await self.sidecar.handle({"id": "x", "method": method, "params": params})
-        return answer
-
-    async def turn(self, prompt: str = PROMPT, session: str = "s1") -> dict[str, Any]:
-        """One turn: resolve, then llm_input's observe_surface for the same run."""
-        self.runs += 1
-        ctx = {
-            "sessionId": session,
-            "sessionKey": f"agent:main:{session}",
-            "runId": f"r{self.runs}",
-        }
-        answer = await self.call("resolve", event={"prompt": prompt}, ctx=ctx)
-        await self.call("observe_surface", tools=TOOLS, ctx={"runId": ctx["runId"]})
-        return dict(answer["result"])
-
-    async def start(self) -> None:
-        assert (await self.call("configure", config={"surfaceStateFile": ""}))["result"]["ok"]
-        await self.call("observe_surface", tools=TOOLS, ctx={})
-
-
 async def test_refresh_keeps_the_full_surface_next_turn_then_picks_afresh() -> None:
     """After `refresh` the session's next turn abstains (the host shows its whole surface) and
     the turn after it is classified again instead of reusing the stored decision."""
-    host = Host()
+    host = InProcessHost(TOOLS, PROMPT)
     await host.start()
     first = await host.turn()
     assert first["toolsAllow"] and "web_search" in first["toolsAllow"]
@@ -61,7 +34,7 @@ async def test_refresh_keeps_the_full_surface_next_turn_then_picks_afresh() -> N
 
 async def test_refresh_concerns_only_the_named_session() -> None:
     """Another session's turns go on as before."""
-    host = Host()
+    host = InProcessHost(TOOLS, PROMPT)
     await host.start()
     await host.turn(session="s2")
     await host.call("refresh", ctx={"sessionId": "s1"})
@@ -70,7 +43,7 @@ async def test_refresh_concerns_only_the_named_session() -> None:
 
 async def test_refresh_without_the_surface_only_skips_reuse() -> None:
     """``surface: false``: the next turn is narrowed, classified afresh."""
-    host = Host()
+    host = InProcessHost(TOOLS, PROMPT)
     await host.start()
     await host.turn()
     await host.call("refresh", sessionId="s1", surface=False)
@@ -80,7 +53,7 @@ async def test_refresh_without_the_surface_only_skips_reuse() -> None:
 
 async def test_clear_reuse_for_one_session_or_all() -> None:
     """clear_reuse drops one session's decisions (counted) or everyone's with all: true."""
-    host = Host()
+    host = InProcessHost(TOOLS, PROMPT)
     await host.start()
     await host.turn(session="s1")
     await host.turn(session="s2")
@@ -94,7 +67,7 @@ async def test_clear_reuse_for_one_session_or_all() -> None:
 
 async def test_a_control_without_a_session_is_an_error_frame() -> None:
     """refresh/clear_reuse must name a session or pass all: true (invalid_params)."""
-    host = Host()
+    host = InProcessHost(TOOLS, PROMPT)
     await host.start()
     for method in ("refresh", "clear_reuse"):
         answer = await host.call(method)
@@ -105,7 +78,7 @@ async def test_a_control_without_a_session_is_an_error_frame() -> None:
 async def test_configure_keeps_a_null_file_key_as_off() -> None:
     """keywordCacheFile null (or "") in the plugin config keeps the cache in memory."""
     for value in (None, ""):
-        host = Host()
+        host = InProcessHost(TOOLS, PROMPT)
         assert (await host.call("configure", config={"keywordCacheFile": value}))["result"]
         assert host.sidecar.resolver is not None and host.sidecar.resolver.cache.path is None
 

@@ -10,10 +10,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from sidecar_support import InProcessHost
+
 from resolver import Resolver, ResolverConfig, TurnRequest
 from resolver._surface import default_surface
 from resolver._types import Resolution, ToolInfo
-from resolver.hosts.openclaw._sidecar import Sidecar
 
 SEARCH = ToolInfo(name="tool_search", description="Search the tool catalog by words")
 PROMPT = "find the cheapest flight to Tokyo and email it to my boss"
@@ -87,26 +88,6 @@ def test_a_tool_excluded_by_state_is_never_added(tmp_path: Path) -> None:
     assert "search_catalog_widened" in res.reason_codes
 
 
-class Host:
-    """Drives an in-process sidecar as the extension does: resolve, then ``llm_input``."""
-
-    def __init__(self) -> None:
-        self.sidecar = Sidecar()
-        self.runs = 0
-
-    async def call(self, method: str, **params: Any) -> dict[str, Any]:
-        answer = await self.sidecar.handle({"id": "x", "method": method, "params": params})
-        return dict(answer["result"])
-
-    async def turn(self, shown: list[dict[str, str]]) -> dict[str, Any]:
-        """One turn; the host's request shows `shown` (whatever the resolver answered)."""
-        self.runs += 1
-        run = f"r{self.runs}"
-        result = await self.call("resolve", event={"prompt": PROMPT}, ctx={"runId": run})
-        await self.call("observe_surface", tools=shown, ctx={"runId": run})
-        return result
-
-
 CONTROL = {"name": "tool_search", "description": "Search the tool catalog"}
 PLAIN = [{"name": "web_search", "description": "Search the web"}]
 
@@ -115,15 +96,15 @@ async def test_the_sidecar_widens_while_the_host_shows_its_search_control() -> N
     """OpenClaw lists the control in ``llm_input`` only for a whole (un-narrowed) surface: a
     narrowed turn's list leaves it out, which must not switch the widening off; a whole
     surface without it (Tool Search turned off) does."""
-    host = Host()
-    assert (await host.call("configure", config={"surfaceStateFile": ""}, host={}))["ok"]
-    await host.call("observe_surface", tools=[*PLAIN, CONTROL], ctx={})  # Tool Search on
-    first = await host.turn(PLAIN)  # narrowed: its llm_input lacks the control
+    host = InProcessHost([*PLAIN, CONTROL], PROMPT)
+    await host.start(host={})  # Tool Search on: the whole surface shows the control
+    first = await host.turn(session=None, shown=PLAIN)  # narrowed: llm_input lacks it
     assert first["toolsAllow"] is not None
     assert "search_catalog_widened" in first["reasonCodes"]
-    assert "search_catalog_widened" in (await host.turn(PLAIN))["reasonCodes"]
+    second = await host.turn(session=None, shown=PLAIN)
+    assert "search_catalog_widened" in second["reasonCodes"]
     await host.call("observe_surface", tools=PLAIN, ctx={})  # a whole surface, no control
-    off = await host.turn(PLAIN)
+    off = await host.turn(session=None, shown=PLAIN)
     assert off["toolsAllow"] is not None
     assert "search_catalog_widened" not in off["reasonCodes"]
 
@@ -132,12 +113,8 @@ async def test_the_sidecar_follows_the_hosts_tool_search_setting() -> None:
     """``tools.toolSearch: false`` in OpenClaw's config (passed by the extension) is off,
     whatever the view once saw; unset or true leaves it to the surface."""
     for setting, widened in ((False, False), (None, True), (True, True)):
-        host = Host()
-        done = await host.call(
-            "configure", config={"surfaceStateFile": ""}, host={"toolSearch": setting}
-        )
-        assert done["ok"]
-        await host.call("observe_surface", tools=[*PLAIN, CONTROL], ctx={})
-        result = await host.turn(PLAIN)
+        host = InProcessHost([*PLAIN, CONTROL], PROMPT)
+        await host.start(host={"toolSearch": setting})
+        result = await host.turn(session=None, shown=PLAIN)
         assert result["toolsAllow"] is not None
         assert ("search_catalog_widened" in result["reasonCodes"]) is widened, setting

@@ -59,8 +59,10 @@ def surface_state_path(home: OpenClawHome) -> Path:
     return home.home / ".openclaw" / "resolver-surface.json"
 
 
-def install(home: OpenClawHome, mock: MockLLM) -> None:
-    home.write_config(None)
+def install(home: OpenClawHome, mock: MockLLM, *, tool_search: bool | None = False) -> None:
+    """``resolver install openclaw`` with the mock classifier (`tool_search`: OpenClaw's
+    ``tools.toolSearch``, None = left at its default, on)."""
+    home.write_config(None, tool_search=tool_search)
     home.install_with_resolver_cli(module_sidecar(), plugin_config(home, mock))
     # The helper's --config file holds the key; the key now lives in openclaw.json only.
     (home.home / "resolver-config.json").unlink()
@@ -260,11 +262,7 @@ def test_gateway_with_tool_search_on_widens_the_searchable_catalog(
         return ClassifierReply(tools=("web_search", "web_fetch"), confidence=0.95)
 
     mock_llm.classifier_responder = classify
-    openclaw_home.write_config(None, tool_search=None)
-    openclaw_home.install_with_resolver_cli(
-        module_sidecar(), plugin_config(openclaw_home, mock_llm)
-    )
-    (openclaw_home.home / "resolver-config.json").unlink()
+    install(openclaw_home, mock_llm, tool_search=None)
     assert openclaw_home.read_config().get("tools", {}).get("toolSearch") is not False
     with openclaw_home.start_gateway() as gateway:
         first = gateway.turn("Search the web for today's weather in Paris")
