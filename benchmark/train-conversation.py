@@ -1,6 +1,6 @@
 """Train the semantic extra's conversation head and report how well it does.
 
-    python benchmark/train-conversation.py [--data benchmark/training/conversation-acts.json]
+    python benchmark/train-conversation.py [--data FILE ...]
         [--out catalogs/conversation-e5.json] [--md-out benchmark/results/conversation-head.md]
 
 With ``offlineSemantic`` on, every turn's prompt is embedded by multilingual-e5-small anyway;
@@ -51,11 +51,16 @@ def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default="benchmark/training/conversation-acts.json")
+    parser.add_argument(
+        "--data",
+        nargs="+",
+        default=["benchmark/training/conversation-acts.json"],
+        help="training files (their examples are pooled)",
+    )
     parser.add_argument("--out", default="catalogs/conversation-e5.json")
     parser.add_argument("--md-out")
     args = parser.parse_args()
-    examples = json.loads(Path(args.data).read_text())["examples"]
+    examples = [e for path in args.data for e in json.loads(Path(path).read_text())["examples"]]
     texts = [e["text"] for e in examples]
     langs = [e["lang"] for e in examples]
     y = np.array([1.0 if e["label"] == "conversation" else 0.0 for e in examples])

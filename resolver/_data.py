@@ -6,9 +6,14 @@ tests run from the tree) at ``<repo>/<kind>/``.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
+_READ_LOCK = threading.Lock()
 
 
 def data_dir(kind: str) -> Path:
@@ -32,3 +37,14 @@ def shipped_benchmark(name: str) -> Path:
 def schema_path(name: str) -> Path:
     """A shipped JSON Schema, e.g. ``schema_path("catalog.v1.json")``."""
     return data_dir("schemas") / name
+
+
+def shipped_table(name: str) -> dict[str, Any] | None:
+    """A shipped catalog file's JSON object (``catalogs/<name>``), or None when it is missing,
+    unreadable or not an object (the optional word tables: the classifier works without them)."""
+    try:
+        with _READ_LOCK:
+            raw = orjson.loads((data_dir("catalogs") / name).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return raw if isinstance(raw, dict) else None

@@ -14,14 +14,11 @@ are untouched.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-import orjson
-
-from ._data import data_dir
+from ._data import shipped_table
 from ._lang import LATIN, latin_language
 from ._text import FirstChars, find_word, fold, has_cjk, tokens
 
@@ -30,7 +27,6 @@ MAX_GLOSSED_CHARS = 4000
 MAX_KEY_WORDS = 3
 _WORD = re.compile(r"[^\W\d_][\w'-]*", re.UNICODE)
 _CJK_LANGS = ("zh", "ja", "ko")
-_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -51,12 +47,8 @@ class Glossary:
 @lru_cache(maxsize=1)
 def glossary() -> Glossary | None:
     """The shipped glossary, or None when it is missing or unreadable."""
-    try:
-        with _LOCK:
-            raw = orjson.loads((data_dir("catalogs") / "glossary.json").read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    langs = raw.get("languages") if isinstance(raw, dict) else None
+    raw = shipped_table("glossary.json")
+    langs = raw.get("languages") if raw is not None else None
     if not isinstance(langs, dict):
         return None
     latin: dict[str, dict[tuple[str, ...], str]] = {}

@@ -45,6 +45,7 @@ from ._glossary import gloss
 from ._lang import latin_language, stopwords
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, conversation_head, fuse, passage_text
+from ._synonyms import synonyms
 from ._text import FirstChars, cjk_words, find_word, fold, has_cjk, tokens
 
 GLOSSARY = True
@@ -52,6 +53,10 @@ GLOSSARY = True
 SPELLINGS = True
 """Typo matching also compares the prompt's words as written with the candidates' words as
 written (`_near_spellings`), not only their stems."""
+SYNONYMS = True
+"""Add a prompt word's English synonyms to its query (`_synonyms`) at `SYNONYM_WEIGHT`."""
+SYNONYM_WEIGHT = 0.5
+"""A synonym counts this fraction of the word the prompt used."""
 LOOKUP = True
 """A question about the current state of the world gets the look-up tools (`_lookup_list`)."""
 
@@ -107,6 +112,9 @@ CJK_BIGRAM_WEIGHT = 0.5
 """...and each bigram it shares with the prompt only this fraction of one (partial overlap)."""
 _WORD_TERM = "\u00a7"
 """Prefix of whole-word CJK keyword terms in the index (never produced by `tokens`)."""
+_SYNONYM_TERM = "\u2248"
+"""Prefix of a synonym's postings in the index: the term's, for the tools without catalog
+keywords only (`_synonyms`)."""
 _PHRASE_TERM = "\u00b6"
 """Prefix of multi-word keyword phrases in the index (matched when all their words are near
 one another in the prompt)."""
@@ -135,10 +143,29 @@ _SEGMENT_SPLIT = re.compile(
 """Clause boundaries. An ASCII sentence mark ends a clause only before a space or the end:
 the dots of a URL, a host name or a file name ("grafana.local:3000", "notes/diary.md") do
 not."""
-_ENTITIES = ((re.compile(r"\bhttps?://|\bwww\.", re.IGNORECASE), ("url",)),)
+_ENTITIES = (
+    (re.compile(r"\bhttps?://|\bwww\.", re.IGNORECASE), ("url",)),
+    (
+        re.compile(
+            # SQL, not prose that uses its words ("select the photos from yesterday"): upper-
+            # case SELECT ... FROM, a star, a column list or an aggregate after "select", or
+            # a statement's fixed shape (INSERT INTO t (..., UPDATE t SET c =, ...)
+            r"\bSELECT\s.{1,120}?\sFROM\s"
+            r"|(?i:\bselect\s+(?:\*|distinct\s|(?:count|sum|avg|min|max)\s*\(|[\w.]+\s*,))"
+            r"|(?i:\binsert\s+into\s+[\w.\"`]+\s*(?:\(|values\b))"
+            r"|(?i:\bupdate\s+[\w.\"`]+\s+set\s+[\w.\"`]+\s*=)"
+            r"|(?i:\bdelete\s+from\s+[\w.\"`]+\s+where\s)"
+            r"|(?i:\bcreate\s+(?:table|index|view)\s+[\w.\"`]+\s*(?:\(|on\s|as\s))",
+            re.DOTALL,
+        ),
+        ("sql",),
+    ),
+)
 """A value the prompt carries, and the word a tool that takes it uses for it: a prompt with a
 link in it counts one "url" term, as if it had said the word ("open https://..." is evidence
-for the tools that take a URL)."""
+for the tools that take a URL); an SQL statement counts one "sql" term."""
+ENTITY_CHARS = 2000
+"""Values are looked for in the first this many characters of a text (bounded work)."""
 _DEPRECATED = re.compile(r"\bdeprecated\b", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.-]*[\w]")
 DEPRECATED_SHARE = 0.9
@@ -193,6 +220,9 @@ class _Index:
     ...), ((tool index, weight from the description), ...)), zero parts left out"""
     phrase_words: frozenset[str] = frozenset()
     """Every word of a multi-word keyword phrase"""
+    synonyms: bool = False
+    """Whether `postings` holds synonym postings (a candidate without catalog keywords has a
+    word a synonym can add)"""
 
     @functools.cached_property
     def cjk_set(self) -> frozenset[str]:
@@ -321,6 +351,25 @@ def _build_index(
         anchor = min(parts, key=lambda part: (shared[part], part))
         anchored.setdefault(anchor, []).append((phrase, parts, place))
     phrase_index = {word: tuple(found) for word, found in anchored.items()}
+    split = {
+        term: (
+            tuple((i, w - wd) for i, w, wd in rows if w - wd),
+            tuple((i, wd) for i, _, wd in rows if wd),
+        )
+        for term, rows in weights.items()
+    }
+    table = synonyms() if SYNONYMS else None
+    if table is not None:
+        # a synonym stands in for a lexicon: it scores only the tools without catalog keywords
+        bare = frozenset(i for i, name in enumerate(names) if not catalog.keywords.get(name))
+        for term in table.targets & split.keys():
+            named, described = split[term]
+            kept = (
+                tuple(row for row in named if row[0] in bare),
+                tuple(row for row in described if row[0] in bare),
+            )
+            if kept[0] or kept[1]:
+                split[_SYNONYM_TERM + term] = kept
     return _Index(
         names,
         weights,
@@ -333,14 +382,9 @@ def _build_index(
         _successors(tools),
         _deletion_index((word, term) for word, term in written.items() if term in weights),
         _lookup_of(names, catalog),
-        {
-            term: (
-                tuple((i, w - wd) for i, w, wd in rows if w - wd),
-                tuple((i, wd) for i, _, wd in rows if wd),
-            )
-            for term, rows in weights.items()
-        },
+        split,
         frozenset(shared),
+        len(split) > len(weights),
     )
 
 
@@ -573,8 +617,14 @@ class OfflineClassifier:
                     typos[key] = found
             for match in found:
                 query[match] = query.get(match, 0.0) + weight * TYPO_WEIGHT
+        table = synonyms() if index.synonyms and words else None
+        if table is not None:
+            scale = weight * SYNONYM_WEIGHT
+            for term, share in table.expand(words, every).items():
+                if _SYNONYM_TERM + term in index.postings and term not in query:
+                    query[_SYNONYM_TERM + term] = scale * share
         for pattern, terms in _ENTITIES:
-            if pattern.search(text):
+            if pattern.search(text, 0, ENTITY_CHARS):
                 for term in terms:
                     if term in index.weights:
                         query[term] = query.get(term, 0.0) + weight

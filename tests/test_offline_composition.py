@@ -215,6 +215,32 @@ def test_a_link_in_the_prompt_is_evidence_for_the_tools_that_take_a_url(tmp_path
     assert "open_page" not in allowed and scores.get("open_page", 0.0) == 0.0
 
 
+SQL_RUNNER = ToolInfo(name="db_run", description="Run a read-only SQL statement.")
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "SELECT count(*) FROM users WHERE created_at > now() - interval '7 days';",
+        "insert into audit_log (who, what) values ('me', 'test')",
+        "UPDATE \"orders\" SET status = 'paid' WHERE id = 4",
+        "select name, email from customers limit 5",
+    ],
+)
+def test_an_sql_statement_in_the_prompt_is_evidence_for_the_tools_that_take_sql(
+    tmp_path: Path, statement: str
+) -> None:
+    """A pasted statement names no tool word ("run this: SELECT ..."), but it is SQL; without a
+    statement, prose that uses the same words ("select the photos from yesterday") is not."""
+    resolver = resolver_with(tmp_path, {})
+    tools = [*TOOLS, SQL_RUNNER]
+    allowed, scores = run(resolver, f"try this one: {statement}", tools)
+    assert "db_run" in allowed and scores["db_run"] > 0
+    for prose in ("select the photos from yesterday", "update my notes, then delete from the list"):
+        allowed, scores = run(resolver, prose, tools)
+        assert "db_run" not in allowed and scores.get("db_run", 0.0) == 0.0
+
+
 def test_a_deprecated_tool_ranks_below_the_tool_it_names_as_its_replacement(
     tmp_path: Path,
 ) -> None:

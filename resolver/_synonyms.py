@@ -1,0 +1,109 @@
+"""English synonyms: the word a user types for an action or object, and the words tool names
+and descriptions use for the same thing ("find" / "search", "visit" / "navigate", "ticket" /
+"issue", "folder" / "directory").
+
+A host's tools (an MCP server's above all) come with no catalog keywords, so a request matches
+them only through their own names and descriptions; a user who says "find the page" misses a
+tool called ``post-search``. The table (``catalogs/synonyms.json``: groups of interchangeable
+English words and short phrases, written from the tool vocabulary of the default and MCP
+surfaces, blind to the benchmarks) lets the offline classifier add a prompt word's synonyms to
+its query at a fraction of the word's weight (`_offline.SYNONYM_WEIGHT`): evidence, never as
+strong as the word itself. A synonym scores only the candidates without catalog keywords (a
+catalogued tool's keywords already hold its users' words). Only adds terms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+
+from ._data import shipped_table
+from ._text import tokens
+
+MAX_GROUP = 12
+"""Entries read per group (a longer group is cut: a synonym table is not a topic list)."""
+MAX_PHRASE_TERMS = 3
+
+
+@dataclass(frozen=True)
+class Synonyms:
+    single: Mapping[str, tuple[tuple[str, float], ...]]
+    """a one-word entry's term -> (a term of another entry of its groups, its share: one over
+    that entry's word count: "pr" brings "pull" and "request" at half each), ..."""
+    phrases: Mapping[tuple[str, ...], tuple[tuple[str, float], ...]]
+    """a multi-word entry's terms (function words kept: "text to speech") -> the same"""
+    longest: int = 1
+
+    @cached_property
+    def targets(self) -> frozenset[str]:
+        """Every term a synonym can add."""
+        return frozenset(
+            t for table in (self.single, self.phrases) for v in table.values() for t, _ in v
+        )
+
+    def expand(self, words: Sequence[str], every: Sequence[str]) -> dict[str, float]:
+        """The synonym terms of a text whose terms are `words` (without function words) and
+        `every` (with them), each with its share, in first-seen order, without the text's own
+        terms."""
+        own = set(words)
+        out: dict[str, float] = {}
+        found = [self.single.get(term, ()) for term in words]
+        if self.phrases:
+            for size in range(2, self.longest + 1):
+                for i in range(len(every) - size + 1):
+                    found.append(self.phrases.get(tuple(every[i : i + size]), ()))
+        for pairs in found:
+            for term, share in pairs:
+                if term not in own and share > out.get(term, 0.0):
+                    out[term] = share
+        return out
+
+
+def _merge(into: dict[str, float], shares: Mapping[str, float]) -> None:
+    for term, share in shares.items():
+        into[term] = max(into.get(term, 0.0), share)
+
+
+def _entries(group: object) -> list[tuple[str, ...]]:
+    if not isinstance(group, list):
+        return []
+    out: list[tuple[str, ...]] = []
+    for entry in group[:MAX_GROUP]:
+        if isinstance(entry, str):
+            terms = tuple(tokens(entry, keep_stopwords=True))
+            if 0 < len(terms) <= MAX_PHRASE_TERMS and terms not in out:
+                out.append(terms)
+    return out
+
+
+@lru_cache(maxsize=1)
+def synonyms() -> Synonyms | None:
+    """The shipped table, or None when it is missing or unreadable."""
+    raw = shipped_table("synonyms.json")
+    groups = raw.get("groups") if raw is not None else None
+    if not isinstance(groups, list):
+        return None
+    single: dict[str, dict[str, float]] = {}
+    phrases: dict[tuple[str, ...], dict[str, float]] = {}
+    for group in groups:
+        entries = _entries(group)
+        for entry in entries:
+            # what an entry's synonyms add: the content words of the other entries
+            others: dict[str, float] = {}
+            for other in entries:
+                content = tokens(" ".join(other))
+                for term in content if other != entry else ():
+                    if term not in entry:
+                        others[term] = max(others.get(term, 0.0), 1.0 / len(content))
+            if not others:
+                continue
+            if len(entry) == 1:
+                _merge(single.setdefault(entry[0], {}), others)
+            else:
+                _merge(phrases.setdefault(entry, {}), others)
+    return Synonyms(
+        single={k: tuple(v.items()) for k, v in single.items()},
+        phrases={k: tuple(v.items()) for k, v in phrases.items()},
+        longest=max((len(k) for k in phrases), default=1),
+    )
