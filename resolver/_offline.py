@@ -223,6 +223,10 @@ class _Index:
     synonyms: bool = False
     """Whether `postings` holds synonym postings (a candidate without catalog keywords has a
     word a synonym can add)"""
+    bare_vocab: frozenset[str] | None = None
+    """On a surface that mixes tools with catalog keywords and tools without (the default
+    tools and an MCP server's), the terms of the tools without: a prompt word only the
+    catalogued tools know is still glossed for the others (`_known`). None otherwise."""
 
     @functools.cached_property
     def cjk_set(self) -> frozenset[str]:
@@ -240,11 +244,14 @@ class _Index:
 
 def _known(index: _Index, word: str) -> bool:
     """Whether the candidates' text already has `word` (a catalog keyword, a description
-    word): every term of a Latin word or phrase, or a CJK word as a keyword word."""
+    word): every term of a Latin word or phrase, or a CJK word as a keyword word. On a mixed
+    surface only the text of the tools without catalog keywords counts (`_Index.bare_vocab`):
+    "página" in a default tool's keywords does not reach an MCP server's "page"."""
     if has_cjk(word):
-        return word in index.cjk_set
+        return index.bare_vocab is None and word in index.cjk_set
     terms = tokens(word)
-    return bool(terms) and all(t in index.weights for t in terms)
+    vocabulary = index.weights if index.bare_vocab is None else index.bare_vocab
+    return bool(terms) and all(t in vocabulary for t in terms)
 
 
 def _script(term: str) -> str:
@@ -358,10 +365,16 @@ def _build_index(
         )
         for term, rows in weights.items()
     }
+    bare = frozenset(i for i, name in enumerate(names) if not catalog.keywords.get(name))
+    mixed = 0 < len(bare) < len(names)
+    bare_vocab = (
+        frozenset(t for t, rows in weights.items() if any(row[0] in bare for row in rows))
+        if mixed
+        else None
+    )
     table = synonyms() if SYNONYMS else None
     if table is not None:
         # a synonym stands in for a lexicon: it scores only the tools without catalog keywords
-        bare = frozenset(i for i, name in enumerate(names) if not catalog.keywords.get(name))
         for term in table.targets & split.keys():
             named, described = split[term]
             kept = (
@@ -385,6 +398,7 @@ def _build_index(
         split,
         frozenset(shared),
         len(split) > len(weights),
+        bare_vocab,
     )
 
 

@@ -5,7 +5,9 @@ keywords), without changing English prompts."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +89,23 @@ def test_a_korean_gloss_word_inside_a_longer_word_is_not_glossed() -> None:
     is."""
     assert "code" not in gloss("디스코드 채널에 공지해줘").split()
     assert "code" in gloss("이 코드를 검토해줘").split()
+
+
+def test_a_word_only_the_catalogued_tools_know_is_still_glossed_for_the_others(
+    tmp_path: Path,
+) -> None:
+    """On a surface that mixes catalogued tools with an MCP server's, "página" in a catalogued
+    tool's keywords does not keep the server's "page" tools from the gloss."""
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps({"schemaVersion": 1, "keywords": {"web_view": ["página web"]}}))
+    tools = [
+        ToolInfo(name="web_view", description="Show a web site."),
+        ToolInfo(name="wiki__retrieve-page", description="Wiki | Retrieve a page by its id"),
+        ToolInfo(name="wiki__post-search", description="Wiki | Search by title"),
+    ]
+    config = ResolverConfig(catalogOverridesFile=str(catalog), keywordCacheFile=None, coreTools=[])
+    prompt = "muéstrame la página de bienvenida de la wiki"
+    res = asyncio.run(Resolver(config).resolve(TurnRequest(prompt=prompt, tools=tools)))
+    scores = {c.name: c.score for c in res.candidates}
+    assert scores["wiki__retrieve-page"] > scores["wiki__post-search"]
+    assert scores["web_view"] > 0.0  # the catalogued tool keeps its own match
