@@ -224,9 +224,10 @@ class _Index:
     """Whether `postings` holds synonym postings (a candidate without catalog keywords has a
     word a synonym can add)"""
     bare_vocab: frozenset[str] | None = None
-    """On a surface that mixes tools with catalog keywords and tools without (the default
-    tools and an MCP server's), the terms of the tools without: a prompt word only the
-    catalogued tools know is still glossed for the others (`_known`). None otherwise."""
+    """On a surface that mixes tools with catalog keywords and an MCP server's tools without
+    them (the default tools beside a server's), the terms of the tools without: a prompt word
+    only the catalogued tools know is still glossed for the others (`_known`). None
+    otherwise."""
 
     @functools.cached_property
     def cjk_set(self) -> frozenset[str]:
@@ -366,7 +367,9 @@ def _build_index(
         for term, rows in weights.items()
     }
     bare = frozenset(i for i, name in enumerate(names) if not catalog.keywords.get(name))
-    mixed = 0 < len(bare) < len(names)
+    # mixed: catalogued tools beside an MCP server's tools without keywords (a host control
+    # such as tool_search, alone without keywords, does not make the default surface mixed)
+    mixed = len(bare) < len(names) and any(FAMILY_SEPARATOR in names[i] for i in bare)
     bare_vocab = (
         frozenset(t for t, rows in weights.items() if any(row[0] in bare for row in rows))
         if mixed

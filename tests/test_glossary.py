@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from offline_support import index_of
 
 import resolver._offline as offline
 from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
@@ -109,3 +110,14 @@ def test_a_word_only_the_catalogued_tools_know_is_still_glossed_for_the_others(
     scores = {c.name: c.score for c in res.candidates}
     assert scores["wiki__retrieve-page"] > scores["wiki__post-search"]
     assert scores["web_view"] > 0.0  # the catalogued tool keeps its own match
+
+
+def test_only_an_mcp_servers_tools_make_a_surface_mixed() -> None:
+    """A host control without keywords (Tool Search's ``tool_search``) beside the default tools
+    leaves the glossing as it was; a server's tools (``<server>__<tool>``) change it."""
+    catalogued = ToolInfo(name="web_fetch", description="Fetch a URL and return its text.")
+    control = ToolInfo(name="tool_search", description="Search the tool catalog.")
+    server = ToolInfo(name="wiki__retrieve-page", description="Wiki | Retrieve a page")
+    assert index_of([catalogued, control]).bare_vocab is None
+    vocabulary = index_of([catalogued, control, server]).bare_vocab
+    assert vocabulary is not None and "page" in vocabulary and "fetch" not in vocabulary
