@@ -220,7 +220,7 @@ class _Index:
     ...), ((tool index, weight from the description), ...)), zero parts left out"""
     phrase_words: frozenset[str] = frozenset()
     """Every word of a multi-word keyword phrase"""
-    synonyms: bool = False
+    has_synonyms: bool = False
     """Whether `postings` holds synonym postings (a candidate without catalog keywords has a
     word a synonym can add)"""
     bare_vocab: frozenset[str] | None = None
@@ -634,7 +634,7 @@ class OfflineClassifier:
                     typos[key] = found
             for match in found:
                 query[match] = query.get(match, 0.0) + weight * TYPO_WEIGHT
-        table = synonyms() if index.synonyms and words else None
+        table = synonyms() if index.has_synonyms and words else None
         if table is not None:
             scale = weight * SYNONYM_WEIGHT
             for term, share in table.expand(words, every).items():

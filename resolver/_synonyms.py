@@ -88,14 +88,14 @@ def synonyms() -> Synonyms | None:
     phrases: dict[tuple[str, ...], dict[str, float]] = {}
     for group in groups:
         entries = _entries(group)
-        for entry in entries:
-            # what an entry's synonyms add: the content words of the other entries
+        # what each entry brings as another's synonym: its content words, a multi-word entry's
+        # sharing its weight
+        brings = [{t: 1.0 / len(c) for t in c} for c in (tokens(" ".join(e)) for e in entries)]
+        for k, entry in enumerate(entries):
             others: dict[str, float] = {}
-            for other in entries:
-                content = tokens(" ".join(other))
-                for term in content if other != entry else ():
-                    if term not in entry:
-                        others[term] = max(others.get(term, 0.0), 1.0 / len(content))
+            for j, shares in enumerate(brings):
+                if j != k:
+                    _merge(others, {t: v for t, v in shares.items() if t not in entry})
             if not others:
                 continue
             if len(entry) == 1:
