@@ -85,6 +85,13 @@ FAMILY_SEPARATOR = "__"
 """OpenClaw names an MCP server's tools ``<server>__<tool>``: those are a family."""
 FAMILY_PICKS = 3
 """A family the prompt names keeps its best this-many tools."""
+NAMED_SERVER_OTHERS = 0.5
+"""When the prompt names an MCP server ("in Notion", "use Playwright"), another tool's evidence
+from words that the named server's tools match too counts this fraction of itself: the named
+server's tools replace other servers' and the built-in tools that do the same thing, and a tool
+the prompt asks for with other words keeps its score ("remember that Ana's team chats on Slack"
+keeps the memory server's tools: Slack's tools do not match "remember") (`_prefer_named`).
+1.0: off."""
 COVERAGE_PICKS = 6
 """At most this many tools (core tools aside) from the coverage pass (`_coverage`)..."""
 COVERAGE_RELATIVE = 0.1
@@ -742,15 +749,19 @@ class OfflineClassifier:
             query = self._turn_query(index, request)
         task = request.prompt if task is None else task
         scores = self._score(index, query)
-        if self.semantic is None or not tokens(task):
-            # a prompt with no content words ("thanks, that's all") stays without a signal
-            return scores, False
-        z = self.semantic.zscores(
-            index.key,
-            lambda: _passages(request.tools, request.catalog),
-            task,
-        )
-        return (scores, False) if z is None else (fuse(scores, z), True)
+        fused = False
+        if self.semantic is not None and tokens(task):
+            # (a prompt with no content words, "thanks, that's all", stays without a signal)
+            z = self.semantic.zscores(
+                index.key,
+                lambda: _passages(request.tools, request.catalog),
+                task,
+            )
+            if z is not None:
+                scores, fused = fuse(scores, z), True
+        if NAMED_SERVER_OTHERS < 1.0 and index.families:
+            _prefer_named(index, task, query, scores, request.core_tools)
+        return scores, fused
 
     async def classify(self, request: ClassifyInput) -> Classification:
         return self.classify_sync(request)
@@ -885,6 +896,38 @@ def _named_families(index: _Index, text: str) -> list[tuple[int, ...]]:
 def families_named(index: _Index, text: str) -> int:
     """How many families the text names (each adds one list to the round robin)."""
     return len(_named_families(index, text)) if FAMILY_PICKS and index.families else 0
+
+
+def _prefer_named(
+    index: _Index,
+    text: str,
+    query: Mapping[str, float],
+    scores: list[float],
+    core: Iterable[str],
+) -> None:
+    """When the text names an MCP server, the other tools' evidence from the words that the
+    named servers' tools match too counts `NAMED_SERVER_OTHERS` of itself (in place): "with
+    Puppeteer, click Buy" is not a job for another browser server's click tool, while a tool
+    the prompt asks for with words of its own keeps its score.
+    Core tools are in every surface and keep theirs."""
+    named = _named_families(index, text)
+    if not named:
+        return
+    members = {i for family in named for i in family}
+    matched: dict[int, dict[str, float]] = {}  # tool -> its query terms and their weights
+    for term in query:
+        plain, desc = index.postings.get(term, _NO_POSTINGS)
+        for i, w in itertools.chain(plain, desc):
+            row = matched.setdefault(i, {})
+            row[term] = row.get(term, 0.0) + w
+    theirs = {term for i in members for term in matched.get(i, ())}
+    kept = frozenset(core)
+    for i, row in matched.items():
+        total = sum(row.values())
+        if i in members or not scores[i] or total <= 0.0 or index.names[i] in kept:
+            continue
+        shared = sum(w for term, w in row.items() if term in theirs) / total
+        scores[i] *= 1.0 - (1.0 - NAMED_SERVER_OTHERS) * shared
 
 
 def _family_lists(index: _Index, text: str, scores: Sequence[float]) -> list[list[str]]:

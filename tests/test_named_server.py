@@ -1,0 +1,115 @@
+"""A prompt that names an MCP server (resolver/_offline.py, `_prefer_named`): the named
+server's tools outrank other servers' tools that match the same words, and a tool the prompt
+asks for with words of its own keeps its score."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import resolver._offline as offline
+from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
+
+OTHER_JOBS = ["screenshot", "evaluate", "hover", "select", "pdf", "upload", "drag", "wait"]
+"""Each browser server has a dozen tools, as real ones do: its name is a common word among them."""
+
+TOOLS = [
+    ToolInfo(name="puppeteer__click", description="Click an element"),
+    ToolInfo(name="puppeteer__fill", description="Fill out an input field"),
+    ToolInfo(name="puppeteer__navigate", description="Navigate to a URL"),
+    *(ToolInfo(name=f"puppeteer__{job}", description=f"Browser {job}") for job in OTHER_JOBS),
+    ToolInfo(
+        name="devtools__click",
+        description="Clicks on the provided element of the page, such as a button or a link",
+    ),
+    ToolInfo(
+        name="devtools__fill_form",
+        description="Fill out the form: type into several input fields, then click its button",
+    ),
+    ToolInfo(
+        name="devtools__navigate_page",
+        description="Navigate the currently selected page to a URL, or go back and forward",
+    ),
+    *(ToolInfo(name=f"devtools__{job}", description=f"Page {job}") for job in OTHER_JOBS),
+    ToolInfo(name="graph__add_observations", description="Remember new facts about people"),
+    ToolInfo(name="chat__post_message", description="Post a message to a chat channel"),
+    ToolInfo(name="chat__list_users", description="List the users of the chat workspace"),
+]
+
+
+def scores_of(prompt: str, tools: list[ToolInfo] = TOOLS) -> dict[str, float]:
+    config = ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None, coreTools=[])
+    res = asyncio.run(Resolver(config).resolve(TurnRequest(prompt=prompt, tools=tools)))
+    return {c.name: c.score for c in res.candidates}
+
+
+@pytest.fixture
+def off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(offline, "NAMED_SERVER_OTHERS", 1.0)
+
+
+def ranking(scores: dict[str, float]) -> list[str]:
+    return sorted(scores, key=lambda name: (-scores[name], name))
+
+
+PROMPT = "with puppeteer, fill out the form fields and click the button"
+
+
+def test_the_named_servers_tools_outrank_another_servers_tool_for_the_same_words() -> None:
+    assert ranking(scores_of(PROMPT))[:3] == [
+        "puppeteer__fill",
+        "puppeteer__click",
+        "devtools__fill_form",
+    ]
+
+
+def test_without_the_preference_the_other_servers_richer_text_comes_second(off: None) -> None:
+    """What the preference changes: the other server's description matches more words."""
+    assert ranking(scores_of(PROMPT))[:2] == ["puppeteer__fill", "devtools__fill_form"]
+
+
+def test_only_the_shared_words_evidence_is_discounted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """devtools__fill_form also matches "form" and "button", which no puppeteer tool has: it
+    keeps that part of its score, so it loses less than half."""
+    preferred = scores_of(PROMPT)["devtools__fill_form"]
+    monkeypatch.setattr(offline, "NAMED_SERVER_OTHERS", 1.0)
+    plain = scores_of(PROMPT)["devtools__fill_form"]
+    assert plain * 0.5 < preferred < plain * 0.9
+
+
+def test_other_tools_keep_the_evidence_of_their_own_words() -> None:
+    """ "remember" and "facts" are the graph server's words only: naming the chat server costs
+    it nothing."""
+    prompt = "remember the facts that Ana's team chats on the chat server now"
+    named = scores_of(prompt)
+    assert named["graph__add_observations"] > 0.0
+    unnamed = scores_of(prompt.replace("chat server", "other place"))
+    assert named["graph__add_observations"] == pytest.approx(unnamed["graph__add_observations"])
+
+
+def test_a_prompt_naming_no_server_is_scored_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    prompt = "fill out the form fields and click the button"
+    preferred = scores_of(prompt)
+    monkeypatch.setattr(offline, "NAMED_SERVER_OTHERS", 1.0)
+    assert scores_of(prompt) == preferred
+
+
+def test_two_named_servers_keep_each_others_tools(monkeypatch: pytest.MonkeyPatch) -> None:
+    prompt = "with puppeteer fill out the field, then with devtools click the button"
+    preferred = scores_of(prompt)
+    monkeypatch.setattr(offline, "NAMED_SERVER_OTHERS", 1.0)
+    assert scores_of(prompt) == preferred
+
+
+def test_core_tools_keep_their_scores(monkeypatch: pytest.MonkeyPatch) -> None:
+    tools = [*TOOLS, ToolInfo(name="browser", description="Click and fill in a web page")]
+    config = ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None, coreTools=["browser"])
+
+    def browser_score() -> float:
+        res = asyncio.run(Resolver(config).resolve(TurnRequest(prompt=PROMPT, tools=tools)))
+        return next(c.score for c in res.candidates if c.name == "browser")
+
+    preferred = browser_score()
+    monkeypatch.setattr(offline, "NAMED_SERVER_OTHERS", 1.0)
+    assert browser_score() == preferred > 0.0
