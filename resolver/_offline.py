@@ -171,6 +171,11 @@ _ENTITIES = (
 """A value the prompt carries, and the word a tool that takes it uses for it: a prompt with a
 link in it counts one "url" term, as if it had said the word ("open https://..." is evidence
 for the tools that take a URL); an SQL statement counts one "sql" term."""
+TOOL_LINKS_AS_URL = True
+"""A link in a tool's description or parameter text is indexed as the word "url", not as its
+pieces: "e.g. https://example.com" in a parameter's description says the tool takes a URL, not
+that "https", "example" and "com" are its words (they would match every link a prompt holds)."""
+_LINK = re.compile(r"\b(?:https?://|www\.)[^\s\"'<>()\[\]{}\\]+", re.IGNORECASE)
 ENTITY_CHARS = 2000
 """Values are looked for in the first this many characters of a text (bounded work)."""
 _DEPRECATED = re.compile(r"\bdeprecated\b", re.IGNORECASE)
@@ -325,9 +330,9 @@ def _build_index(
                 tf[term] = tf.get(term, 0.0) + weight
         # A description counts each of its terms once: repeating a word adds nothing. The
         # host's parameter words (names, enum values) count like description words, weaker.
-        desc = dict.fromkeys(tokens(description, words=written), DESCRIPTION_WEIGHT)
+        desc = dict.fromkeys(tokens(_links_as_url(description), words=written), DESCRIPTION_WEIGHT)
         if position < len(params) and params[position]:
-            for term in dict.fromkeys(tokens(params[position], words=written)):
+            for term in dict.fromkeys(tokens(_links_as_url(params[position]), words=written)):
                 desc.setdefault(term, PARAMETER_WEIGHT)
         for term, weight in desc.items():
             tf[term] = tf.get(term, 0.0) + weight
@@ -410,6 +415,13 @@ def _build_index(
         len(split) > len(weights),
         bare_vocab,
     )
+
+
+def _links_as_url(text: str) -> str:
+    """`text` with every link replaced by the word "url" (`TOOL_LINKS_AS_URL`)."""
+    if not TOOL_LINKS_AS_URL or ("://" not in text and "www." not in text.lower()):
+        return text
+    return _LINK.sub(" url ", text)
 
 
 def _lookup_of(
