@@ -151,7 +151,7 @@ _SEGMENT_SPLIT = re.compile(
 the dots of a URL, a host name or a file name ("grafana.local:3000", "notes/diary.md") do
 not."""
 _ENTITIES = (
-    (re.compile(r"\bhttps?://|\bwww\.", re.IGNORECASE), ("url",)),
+    (re.compile(r"\bhttps?://|\bwww\.", re.IGNORECASE), ("url",), False),
     (
         re.compile(
             # SQL, not prose that uses its words ("select the photos from yesterday"): upper-
@@ -166,11 +166,27 @@ _ENTITIES = (
             re.DOTALL,
         ),
         ("sql",),
+        False,
+    ),
+    (
+        # a file name or path with a common document, data, code or image extension
+        # ("todo.txt", "notes/retro.md"), not a host name ("example.com") or an e-mail address
+        re.compile(
+            r"(?<![\w@/:.-])[\w-]+(?:[./][\w-]+)*\.(?:txt|md|json|csv|tsv|py|js|ts|ya?ml|toml|ini|"
+            r"pdf|docx?|xlsx?|pptx?|png|jpe?g|gif|svg|log|html?|xml|sh)\b",
+            re.IGNORECASE,
+        ),
+        ("file",),
+        True,
     ),
 )
 """A value the prompt carries, and the word a tool that takes it uses for it: a prompt with a
 link in it counts one "url" term, as if it had said the word ("open https://..." is evidence
-for the tools that take a URL); an SQL statement counts one "sql" term."""
+for the tools that take a URL); an SQL statement counts one "sql" term; a file name one "file"
+term. The third field: the term scores only the tools without catalog keywords, as a synonym
+does (a catalogued tool's keywords already say which files its users name; on the default
+surface a file name in a prompt otherwise widens the surface with every file tool)."""
+_BARE_ENTITY_TERMS = frozenset(term for _, terms, bare in _ENTITIES if bare for term in terms)
 TOOL_LINKS_AS_URL = True
 """A link in a tool's description or parameter text is indexed as the word "url", not as its
 pieces: "e.g. https://example.com" in a parameter's description says the tool takes a URL, not
@@ -233,8 +249,8 @@ class _Index:
     phrase_words: frozenset[str] = frozenset()
     """Every word of a multi-word keyword phrase"""
     has_synonyms: bool = False
-    """Whether `postings` holds synonym postings (a candidate without catalog keywords has a
-    word a synonym can add)"""
+    """Whether `postings` holds stand-in postings (a candidate without catalog keywords has a
+    word a synonym or a bare entity can add, `_ENTITIES`)"""
     bare_vocab: frozenset[str] | None = None
     """On a surface that mixes tools with catalog keywords and an MCP server's tools without
     them (the default tools beside a server's), the terms of the tools without: a prompt word
@@ -388,9 +404,11 @@ def _build_index(
         else None
     )
     table = synonyms() if SYNONYMS else None
-    if table is not None:
-        # a synonym stands in for a lexicon: it scores only the tools without catalog keywords
-        for term in table.targets & split.keys():
+    # a synonym (or a bare entity's term) stands in for a lexicon: it scores only the tools
+    # without catalog keywords
+    stand_ins = (table.targets if table is not None else frozenset()) | _BARE_ENTITY_TERMS
+    if bare:
+        for term in stand_ins & split.keys():
             named, described = split[term]
             kept = (
                 tuple(row for row in named if row[0] in bare),
@@ -653,17 +671,18 @@ class OfflineClassifier:
                     typos[key] = found
             for match in found:
                 query[match] = query.get(match, 0.0) + weight * TYPO_WEIGHT
-        table = synonyms() if index.has_synonyms and words else None
+        table = synonyms() if SYNONYMS and index.has_synonyms and words else None
         if table is not None:
             scale = weight * SYNONYM_WEIGHT
             for term, share in table.expand(words, every).items():
                 if _SYNONYM_TERM + term in index.postings and term not in query:
                     query[_SYNONYM_TERM + term] = scale * share
-        for pattern, terms in _ENTITIES:
+        for pattern, terms, bare in _ENTITIES:
             if pattern.search(text, 0, ENTITY_CHARS):
                 for term in terms:
-                    if term in index.weights:
-                        query[term] = query.get(term, 0.0) + weight
+                    entity = _SYNONYM_TERM + term if bare else term
+                    if entity in (index.postings if bare else index.weights):
+                        query[entity] = query.get(entity, 0.0) + weight
         if index.phrases:
             for phrase in _phrases_in(index, words):
                 query[phrase] = query.get(phrase, 0.0) + weight

@@ -241,6 +241,35 @@ def test_an_sql_statement_in_the_prompt_is_evidence_for_the_tools_that_take_sql(
         assert "db_run" not in allowed and scores.get("db_run", 0.0) == 0.0
 
 
+FILE_WRITER = ToolInfo(name="store__write_file", description="Create or overwrite a file.")
+
+
+@pytest.mark.parametrize(
+    "name", ["todo.txt", "notes/retro-2026.md", "Q3 report.final.PDF", "data/export.v2.csv"]
+)
+def test_a_file_name_is_evidence_for_the_file_tools_without_keywords(
+    tmp_path: Path, name: str
+) -> None:
+    """ "put these three lines in todo.txt" says no "file", but names one; a host name or an
+    e-mail address with a dot is not a file name."""
+    resolver = resolver_with(tmp_path, {})
+    tools = [*TOOLS, FILE_WRITER]
+    allowed, scores = run(resolver, f"put these three lines in {name}", tools)
+    assert "store__write_file" in allowed and scores["store__write_file"] > 0
+    for other in ("example.com", "ana@example.org", "version 1.2.3"):
+        allowed, scores = run(resolver, f"put these three lines in {other}", tools)
+        assert scores.get("store__write_file", 0.0) == 0.0
+
+
+def test_a_file_name_leaves_the_catalogued_tools_scores_as_they_were(tmp_path: Path) -> None:
+    """A tool with catalog keywords: its users' words are in them; the file name adds nothing."""
+    resolver = resolver_with(tmp_path, {"store__write_file": ["save to disk"]})
+    tools = [*TOOLS, FILE_WRITER]
+    _, named = run(resolver, "save these lines to disk in todo.txt", tools)
+    _, plain = run(resolver, "save these lines to disk in my todo", tools)
+    assert named["store__write_file"] == plain["store__write_file"] > 0.0
+
+
 def test_a_deprecated_tool_ranks_below_the_tool_it_names_as_its_replacement(
     tmp_path: Path,
 ) -> None:
