@@ -945,12 +945,12 @@ def _prefer_named(
     if not named:
         return
     members = {i for family in named for i in family}
-    matched: dict[int, dict[str, float]] = {}  # tool -> its query terms and their weights
-    for term in query:
+    matched: dict[int, dict[str, float]] = {}  # tool -> its query terms and what they add
+    for term, qweight in query.items():
         plain, desc = index.postings.get(term, _NO_POSTINGS)
         for i, w in itertools.chain(plain, desc):
             row = matched.setdefault(i, {})
-            row[term] = row.get(term, 0.0) + w
+            row[term] = row.get(term, 0.0) + qweight * w
     theirs = {term for i in members for term in matched.get(i, ())}
     kept = frozenset(core)
     for i, row in matched.items():
