@@ -9,8 +9,9 @@ How it decides (README, "Offline classifier"):
 2. **Query**: the prompt's terms (stemmed words, CJK bigrams, and every CJK keyword word found
    whole in the prompt — a whole word outweighs partial bigram overlap); a query word not in the
    vocabulary is mapped to vocabulary words one edit away, as stems and as written (typos:
-   "remnd" -> remind, "postgress" -> postgres), at a discount; the last user messages add a
-   damped contribution (follow-ups).
+   "remnd" -> remind, "postgress" -> postgres), at a discount; a value the prompt carries
+   counts as its word (a link "url", an SQL statement "sql", a file name "file": `_ENTITIES`);
+   the last user messages add a damped contribution (follow-ups).
 3. **Segments**: a prompt that asks for several things ("..., then ...; also ..."; the
    full-width "，" and "、" count as commas) is split into clauses, and each clause's best
    tools are kept, so every sub-request is covered.
@@ -23,6 +24,8 @@ How it decides (README, "Offline classifier"):
    the catalog's look-up tools (`_lookup_list`).
 7. **Semantic extra** (optional, ``offlineSemantic``): a packaged multilingual embedding model
    adds a bonus to the tools the prompt stands out for before the cut-off (`_semantic`).
+8. **A named server**: when the prompt names an MCP server, the other tools' evidence from the
+   words its tools match too is discounted (`_prefer_named`): its tools outrank look-alikes.
 """
 
 from __future__ import annotations
