@@ -95,6 +95,16 @@ server's tools replace other servers' and the built-in tools that do the same th
 the prompt asks for with other words keeps its score ("remember that Ana's team chats on Slack"
 keeps the memory server's tools: Slack's tools do not match "remember") (`_prefer_named`).
 1.0: off."""
+CLAUSE_PICK_GAP = 0.008
+"""Semantic extra: each clause's most similar tool joins the surface when its cosine
+similarity leads the runner-up's by at least this much — a clause the embedding is sure about,
+whatever words it shares with the tools ("the number of nurses in a country" and a health
+workforce tool) (`_clause_picks`). 0: off."""
+CLAUSE_PICK_MAX = 8
+"""At most this many clauses of a prompt are embedded for `_clause_picks` (one query each)."""
+HEAD_YIELDS_TO_NAMES = True
+"""Semantic extra: a prompt the conversation head calls conversation is still a task when it
+says a candidate's whole multi-word name or keyword phrase."""
 COVERAGE_PICKS = 6
 """At most this many tools (core tools aside) from the coverage pass (`_coverage`)..."""
 COVERAGE_RELATIVE = 0.1
@@ -804,11 +814,11 @@ class OfflineClassifier:
         """Rank candidates and cut where the score drops off; cover every clause."""
         index = self._index(request)
         plain = task_text(index.markers, request.prompt)
+        chat = False  # the semantic extra's head: conversation, no tool needed
         if plain.strip() and self.semantic is not None:
             head = conversation_head()
             p = self.semantic.conversation(plain)
-            if head is not None and p is not None and p >= head.threshold:
-                plain = ""  # the semantic extra's head: conversation, no tool needed
+            chat = head is not None and p is not None and p >= head.threshold
         task = plain
         if GLOSSARY and task.strip():
             # another language's words the candidates' text lacks, followed by their English
@@ -817,6 +827,12 @@ class OfflineClassifier:
         # the request's own parts: the prompt's terms, not the history's
         typos: dict[tuple[str, str], list[str]] = {}
         own = self._query(index, task, typos=typos) if task.strip() else {}
+        if chat and not (HEAD_YIELDS_TO_NAMES and any(map(_is_phrase, own))):
+            # ...unless the prompt says a candidate's whole multi-word name or keyword phrase
+            # ("give me the definition of evolutionary psychology" on a surface with
+            # get_evolutionary_psychology_definition): a request for that tool
+            plain = task = ""
+            own = {}
         query = self._turn_query(index, request, task, own) if task.strip() else {}
         scores, semantic = self._scored(index, request, query, plain)
         label = "offline+semantic" if semantic else "offline"
@@ -857,6 +873,8 @@ class OfflineClassifier:
         cap = min(MAX_SELECTED_MULTI, max(MAX_SELECTED, PER_CLAUSE * clauses))
         if LOOKUP:
             lists.extend(_lookup_list(index, plain))
+        if semantic and CLAUSE_PICK_GAP > 0:
+            lists.extend(self._clause_picks(index, request, plain))
         chosen = _round_robin(lists, cap)
         second = scores[ranked[1]] if len(ranked) > 1 else 0.0
         margin = (top - second) / top
@@ -893,6 +911,32 @@ class OfflineClassifier:
                 order = sorted(near, key=seg_scores.__getitem__, reverse=True)[:SEGMENT_PICKS]
                 lists.append([index.names[i] for i in order])
         return lists
+
+    def _clause_picks(self, index: _Index, request: ClassifyInput, text: str) -> list[list[str]]:
+        """Per clause (the first `CLAUSE_PICK_MAX`; a one-clause prompt is its own clause):
+        the most similar tool, when the embedding is sure about it (`CLAUSE_PICK_GAP`)."""
+        semantic = self.semantic
+        if semantic is None or len(index.names) < 2:
+            return []
+        picks: list[list[str]] = []
+        for clause in (clauses_of(text) or [text])[:CLAUSE_PICK_MAX]:
+            if not tokens(clause):
+                continue
+            sims = semantic.similarities(
+                index.key, lambda: _passages(request.tools, request.catalog), clause
+            )
+            if sims is None:
+                break  # not ready, or the model failed: the turn goes on without picks
+            # the two most similar (a numpy vector: one partition, not a sort)
+            second, first = sorted(sims.argpartition(-2)[-2:], key=sims.__getitem__)
+            if sims[first] - sims[second] >= CLAUSE_PICK_GAP:
+                picks.append([index.names[first]])
+        return picks
+
+
+def _is_phrase(term: str) -> bool:
+    """Whether a query term is a multi-word name or keyword phrase (all its words said)."""
+    return term.startswith(_PHRASE_TERM)
 
 
 def _lookup_list(index: _Index, text: str) -> list[list[str]]:

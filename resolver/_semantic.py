@@ -247,6 +247,19 @@ class SemanticScorer:
         self, key: Any, texts: Callable[[], Sequence[str]], prompt: str
     ) -> list[float] | None:
         """Per-candidate z-scores of the prompt's similarity; None when not ready (yet)."""
+        sims = self.similarities(key, texts, prompt)
+        if sims is None:
+            return None
+        std = float(sims.std())
+        if std <= 1e-9:
+            return None
+        z: list[float] = ((sims - sims.mean()) / std).tolist()
+        return z
+
+    def similarities(self, key: Any, texts: Callable[[], Sequence[str]], prompt: str) -> Any:
+        """The prompt's cosine similarity to every candidate (a float64 vector, in the order of
+        `texts`); None when the matrix is not ready (yet: its build starts) or the model fails.
+        """
         with self._lock:
             ready = key in self._matrices
             matrix = self._matrices.get(key)
@@ -259,15 +272,10 @@ class SemanticScorer:
         if matrix is None or encoder is None or len(matrix) < 2:
             return None
         try:
-            sims = (matrix @ self._query(encoder, prompt)).astype("float64")
+            return (matrix @ self._query(encoder, prompt)).astype("float64")
         except Exception:  # the model failing on one prompt costs that turn its bonus, not more
             logger.warning("resolver: semantic scoring failed; this turn is lexical", exc_info=True)
             return None
-        std = float(sims.std())
-        if std <= 1e-9:
-            return None
-        z: list[float] = ((sims - sims.mean()) / std).tolist()
-        return z
 
 
 @dataclass(frozen=True)

@@ -225,3 +225,99 @@ def test_the_conversation_head_keeps_social_turns_to_the_core_tools() -> None:
         fused.resolve(TurnRequest(prompt="remind me at 9 to call mom", tools=default_surface()))
     )
     assert "automations" in (task.tools_allow or [])
+
+
+def test_a_clause_the_model_is_sure_about_keeps_its_tool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """'... then tell me whether I need an umbrella in Oslo tomorrow' shares no word with the
+    forecast tool's text, and the whole prompt is mostly about e-mail: the clause's own
+    embedding is what finds the forecast tool (`_clause_picks`); switched off, it is lost."""
+    from resolver import _offline
+
+    prompt = "Email the minutes to Sam, then tell me whether I need an umbrella in Oslo tomorrow"
+    fused = resolver_for(True)
+    fused.warm(TOOLS)
+    allowed = resolve(fused, prompt)
+    assert allowed is not None and {"send_email", "get_forecast"} <= set(allowed)
+    monkeypatch.setattr(_offline, "CLAUSE_PICK_GAP", 0.0)
+    off = resolve(fused, prompt)
+    assert off is not None and "send_email" in off and "get_forecast" not in off
+
+
+def test_a_clause_the_model_is_unsure_about_adds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above the gap no clause pick is made: the surface is the lexical one."""
+    from resolver import _offline
+
+    prompt = "Email the minutes to Sam, then tell me whether I need an umbrella in Oslo tomorrow"
+    fused = resolver_for(True)
+    fused.warm(TOOLS)
+    monkeypatch.setattr(_offline, "CLAUSE_PICK_GAP", 2.0)  # cosine gaps are below 2
+    assert resolve(fused, prompt) == ("send_email",)
+
+
+class CountingQueries(CountingEncoder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries: list[str] = []
+
+    def query(self, text: str) -> Any:
+        self.queries.append(text)
+        return self.inner.query(text)
+
+
+def test_a_prompt_of_many_clauses_embeds_at_most_the_clause_limit() -> None:
+    """A hostile prompt of 200 clauses costs the whole prompt's query plus
+    `CLAUSE_PICK_MAX` clause queries, not 200."""
+    from resolver._offline import CLAUSE_PICK_MAX
+
+    encoder = CountingQueries()
+    fused = resolver_for(True)
+    assert fused.offline.semantic is not None
+    fused.offline.semantic = SemanticScorer(lambda: encoder)
+    fused.warm(TOOLS)
+    prompt = ", then ".join(f"send email number {i} to Ana" for i in range(200))
+    res = asyncio.run(fused.resolve(TurnRequest(prompt=prompt, tools=TOOLS)))
+    assert res.tools_allow is not None and "send_email" in res.tools_allow
+    assert 1 <= len(set(encoder.queries)) <= 1 + CLAUSE_PICK_MAX
+
+
+def test_a_clause_query_fault_leaves_the_turn_lexical(caplog: pytest.LogCaptureFixture) -> None:
+    fused = resolver_for(True)
+    assert fused.offline.semantic is not None
+    fused.offline.semantic = SemanticScorer(FailingQueries)
+    fused.warm(TOOLS)
+    prompt = "Email the minutes to Sam, then tell me whether I need an umbrella in Oslo tomorrow"
+    res = asyncio.run(fused.resolve(TurnRequest(prompt=prompt, tools=TOOLS)))
+    assert res.tools_allow == ["send_email"] and res.classifier == "offline"
+
+
+def test_the_conversation_head_yields_to_a_prompt_that_says_a_tools_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a surface with a `word_definition` tool, 'what's the definition of the word
+    serendipity' is what the head calls conversation (the model could answer it), but it says
+    the tool's whole name: a request for that tool. 'explain what petrichor means' says no
+    name and stays conversation."""
+    from resolver import _offline
+    from resolver._semantic import conversation_head
+
+    tools = [
+        *TOOLS,
+        ToolInfo(name="word_definition", description="Look up what a word means in a dictionary."),
+    ]
+    fused = resolver_for(True)
+    fused.warm(tools)
+    scorer, head = fused.offline.semantic, conversation_head()
+    assert scorer is not None and head is not None
+
+    def allowed(prompt: str) -> list[str] | None:
+        return asyncio.run(fused.resolve(TurnRequest(prompt=prompt, tools=tools))).tools_allow
+
+    named = "what's the definition of the word serendipity"
+    unnamed = "explain what petrichor means"
+    for prompt in (named, unnamed):
+        p = scorer.conversation(prompt)
+        assert p is not None and p >= head.threshold  # both: conversation, says the head
+    assert allowed(named) == ["word_definition"]
+    assert allowed(unnamed) == []
+    monkeypatch.setattr(_offline, "HEAD_YIELDS_TO_NAMES", False)
+    assert allowed(named) == []
