@@ -100,8 +100,8 @@ keeps the memory server's tools: Slack's tools do not match "remember") (`_prefe
 CLAUSE_PICK_GAP = 0.008
 """Semantic extra: each clause's most similar tool joins the surface when its cosine
 similarity leads the runner-up's by at least this much — a clause the embedding is sure about,
-whatever words it shares with the tools ("the number of nurses in a country" and a health
-workforce tool) (`_clause_picks`). 0: off."""
+whatever words it shares with the tools ("... then tell me whether I need an umbrella in Oslo
+tomorrow" and a forecast tool) (`_clause_picks`). 0: off."""
 CLAUSE_PICK_MAX = 8
 """At most this many clauses of a prompt are embedded for `_clause_picks` (one query each)."""
 HEAD_YIELDS_TO_NAMES = True
@@ -831,8 +831,8 @@ class OfflineClassifier:
         own = self._query(index, task, typos=typos) if task.strip() else {}
         if chat and not (HEAD_YIELDS_TO_NAMES and any(map(_is_phrase, own))):
             # ...unless the prompt says a candidate's whole multi-word name or keyword phrase
-            # ("give me the definition of evolutionary psychology" on a surface with
-            # get_evolutionary_psychology_definition): a request for that tool
+            # ("what's the definition of the word serendipity" on a surface with a
+            # word_definition tool): a request for that tool
             plain = task = ""
             own = {}
         query = self._turn_query(index, request, task, own) if task.strip() else {}
