@@ -375,7 +375,7 @@ def _build_index(
     lengths = {"latin": [0.0] * len(tf_per_tool), "cjk": [0.0] * len(tf_per_tool)}
     for i, tf in enumerate(tf_per_tool):
         for term, freq in tf.items():
-            if not term.startswith(_PHRASE_TERM):  # a phrase adds evidence, not length
+            if not _is_phrase(term):  # a phrase adds evidence, not length
                 lengths[_script(term)][i] += freq
     avg = {s: (sum(v) / len(v) if v and sum(v) else 1.0) for s, v in lengths.items()}
     postings: dict[str, list[tuple[int, float]]] = {}
@@ -918,7 +918,7 @@ class OfflineClassifier:
         """Per clause (the first `CLAUSE_PICK_MAX`; a one-clause prompt is its own clause):
         the most similar tool, when the embedding is sure about it (`CLAUSE_PICK_GAP`)."""
         semantic = self.semantic
-        if semantic is None or len(index.names) < 2:
+        if semantic is None:
             return []
         picks: list[list[str]] = []
         for clause in (clauses_of(text) or [text])[:CLAUSE_PICK_MAX]:
@@ -928,7 +928,7 @@ class OfflineClassifier:
                 index.key, lambda: _passages(request.tools, request.catalog), clause
             )
             if sims is None:
-                break  # not ready, or the model failed: the turn goes on without picks
+                break  # not ready, fewer than 2 tools, or the model failed: no picks
             # the two most similar (a numpy vector: one partition, not a sort)
             second, first = sorted(sims.argpartition(-2)[-2:], key=sims.__getitem__)
             if sims[first] - sims[second] >= CLAUSE_PICK_GAP:
