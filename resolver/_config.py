@@ -113,6 +113,12 @@ class ResolverConfig(_Strict):
     offline_semantic: bool = False
     """Fuse the packaged multilingual embedding model into the offline classifier (needs the
     `semantic` extra; without it the classifier stays lexical and a warning is logged)."""
+    conversation_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    """Semantic extra: the conversation head's probability at or above which a turn is taken
+    for conversation (core tools only, unless the prompt says a tool's whole name). Null: the
+    head's own threshold, chosen on its training data (at most 1% of tasks taken for
+    conversation). Lower answers more chit-chat with the core tools only and strips more tasks
+    (benchmark/results/conversation-frontier.md measures both)."""
     capture_prompts: bool = True
     prompt_excerpt_length: int = Field(default=1500, ge=0, le=100_000)
     catalog_overrides_file: str | None = "~/.openclaw/resolver-catalog.json"

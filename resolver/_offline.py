@@ -49,7 +49,7 @@ from ._conversation import Markers, has_marker, task_text
 from ._glossary import gloss
 from ._lang import latin_language, stopwords
 from ._limits import MAX_ID_CHARS
-from ._semantic import SemanticScorer, conversation_head, fuse, passage_text
+from ._semantic import SemanticScorer, fuse, passage_text
 from ._synonyms import synonyms
 from ._text import FirstChars, cjk_words, find_word, fold, has_cjk, tokens
 
@@ -818,9 +818,7 @@ class OfflineClassifier:
         plain = task_text(index.markers, request.prompt)
         chat = False  # the semantic extra's head: conversation, no tool needed
         if plain.strip() and self.semantic is not None:
-            head = conversation_head()
-            p = self.semantic.conversation(plain)
-            chat = head is not None and p is not None and p >= head.threshold
+            chat = self.semantic.is_conversation(plain)
         task = plain
         if GLOSSARY and task.strip():
             # another language's words the candidates' text lacks, followed by their English

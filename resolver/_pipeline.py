@@ -492,7 +492,10 @@ class Resolver:
         self.catalogs = catalog_store or CatalogStore(self.config)
         self.offline = offline or OfflineClassifier(
             semantic=(
-                SemanticScorer(cache_dir=default_cache_dir())
+                SemanticScorer(
+                    cache_dir=default_cache_dir(),
+                    conversation_threshold=self.config.conversation_threshold,
+                )
                 if self.config.offline_semantic
                 else None
             )

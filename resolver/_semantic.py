@@ -123,8 +123,11 @@ class SemanticScorer:
         *,
         max_matrices: int = 8,
         cache_dir: Path | None = None,
+        conversation_threshold: float | None = None,
     ) -> None:
         self._cache_dir = cache_dir
+        self.conversation_threshold = conversation_threshold
+        """`is_conversation`'s bar (None: the shipped head's own threshold)."""
         self._factory = encoder_factory
         self._encoder: Encoder | None = None
         self._failed: str | None = None
@@ -230,6 +233,18 @@ class SemanticScorer:
             a * float(b) for a, b in zip(head.weights, vec, strict=False)
         )
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+    def is_conversation(self, prompt: str) -> bool:
+        """Whether the head takes the prompt for conversation: its probability is at or above
+        `conversation_threshold` (config ``conversationThreshold``; default the head's own)."""
+        p = self.conversation(prompt)
+        if p is None:
+            return False
+        threshold = self.conversation_threshold
+        if threshold is None:
+            head = conversation_head()
+            threshold = head.threshold if head is not None else 1.0
+        return p >= threshold
 
     def build_soon(self, key: Any, texts: Sequence[str]) -> None:
         """Start building a candidate set's matrix in a daemon thread (once)."""

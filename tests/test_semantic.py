@@ -321,3 +321,31 @@ def test_the_conversation_head_yields_to_a_prompt_that_says_a_tools_name(
     assert allowed(unnamed) == []
     monkeypatch.setattr(_offline, "HEAD_YIELDS_TO_NAMES", False)
     assert allowed(named) == []
+
+
+def test_the_conversation_threshold_is_the_operators_to_move() -> None:
+    """`conversationThreshold` replaces the head's own bar: at 1.0 no turn is conversation
+    (a social turn that says a tool's word keeps that tool), at 0.0 every turn without a said
+    tool name is (even a reminder request gets the core tools only). Out of range: refused,
+    naming the field."""
+    from pydantic import ValidationError
+
+    from resolver._surface import default_surface
+
+    def allowed(threshold: float, prompt: str) -> set[str]:
+        config = ResolverConfig(
+            catalogOverridesFile=None,
+            offlineSemantic=True,
+            keywordCacheFile=None,
+            conversationThreshold=threshold,
+        )
+        fused = Resolver(config)
+        fused.warm(default_surface())
+        res = asyncio.run(fused.resolve(TurnRequest(prompt=prompt, tools=default_surface())))
+        return set(res.tools_allow or []) - set(config.core_tools)
+
+    social = "haha that screenshot was so cursed"
+    assert allowed(1.0, social)  # the head never says conversation: the lexical picks stay
+    assert not allowed(0.0, "remind me at 9 to call mom")
+    with pytest.raises(ValidationError, match="conversationThreshold"):
+        ResolverConfig(conversationThreshold=1.5)
