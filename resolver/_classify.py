@@ -47,6 +47,11 @@ class Classification:
     latency_ms: float | None = None
     has_signal: bool = True
     """False when the classifier found nothing to go on (no matching terms)."""
+    conversation: float | None = None
+    """Semantic extra: the conversation head's probability that the turn needs no tool (None
+    when the head did not run)."""
+    chat: bool = False
+    """The head took the turn for conversation: the core tools only (``has_signal`` False)."""
 
 
 class Classifier(Protocol):

@@ -816,9 +816,10 @@ class OfflineClassifier:
         """Rank candidates and cut where the score drops off; cover every clause."""
         index = self._index(request)
         plain = task_text(index.markers, request.prompt)
-        chat = False  # the semantic extra's head: conversation, no tool needed
+        # the semantic extra's head: how likely the turn is conversation (no tool needed)
+        p_chat = None
         if plain.strip() and self.semantic is not None:
-            chat = self.semantic.is_conversation(plain)
+            p_chat = self.semantic.conversation(plain)
         task = plain
         if GLOSSARY and task.strip():
             # another language's words the candidates' text lacks, followed by their English
@@ -827,12 +828,25 @@ class OfflineClassifier:
         # the request's own parts: the prompt's terms, not the history's
         typos: dict[tuple[str, str], list[str]] = {}
         own = self._query(index, task, typos=typos) if task.strip() else {}
-        if chat and not (HEAD_YIELDS_TO_NAMES and any(map(_is_phrase, own))):
+        if (
+            p_chat is not None
+            and self.semantic is not None
+            and p_chat >= (chat_bar := self.semantic.conversation_bar())
+            and not (HEAD_YIELDS_TO_NAMES and any(map(_is_phrase, own)))
+        ):
             # ...unless the prompt says a candidate's whole multi-word name or keyword phrase
             # ("what's the definition of the word serendipity" on a surface with a
-            # word_definition tool): a request for that tool
-            plain = task = ""
-            own = {}
+            # word_definition tool): a request for that tool. The history does not count either.
+            return Classification(
+                selected=(),
+                confidence=0.0,
+                reasoning=f"conversation: the head's p {p_chat:.2f} >= {chat_bar:.2f}, no tool",
+                classifier="offline+semantic",
+                has_signal=False,
+                conversation=round(p_chat, 4),
+                chat=True,
+            )
+        conversation = None if p_chat is None else round(p_chat, 4)
         query = self._turn_query(index, request, task, own) if task.strip() else {}
         scores, semantic = self._scored(index, request, query, plain)
         label = "offline+semantic" if semantic else "offline"
@@ -861,6 +875,7 @@ class OfflineClassifier:
                 reasoning="no catalog term matched the prompt",
                 classifier=label,
                 has_signal=False,
+                conversation=conversation,
             )
         weak = bar < WEAK_SCORE
         cutoff = bar * (WEAK_RELATIVE_CUTOFF if weak else RELATIVE_CUTOFF)
@@ -886,6 +901,7 @@ class OfflineClassifier:
             reasoning=f"lexical match; best {names[ranked[0]]} ({top:.2f})",
             cutoff=round(cutoff, 4),
             classifier=label,
+            conversation=conversation,
         )
 
     def _segment_lists(

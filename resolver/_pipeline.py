@@ -405,6 +405,7 @@ def finalize(
         timings=timings,
         classifier=classifier,
         reasoning=result.reasoning if result else "",
+        conversation=result.conversation if result else None,
         llm_tools=state.llm_tools,
         validation=state.validation,
         dropped_tools=result.dropped if result else (),
@@ -767,9 +768,13 @@ class Resolver:
             async with asyncio.timeout(max(0.001, request.timeout_s + OFFLINE_RESERVE_S)):
                 offline = await asyncio.to_thread(self.offline.classify_sync, request)
         if not offline.has_signal:
-            # Nothing in the prompt points at any tool: core tools only (chit-chat).
-            quiet = replace(state, scores=offline.scores, confidence=0.0)
-            return quiet.reason("offline_selected"), "offline", None
+            # Nothing in the prompt points at any tool, or the semantic extra's conversation
+            # head took the turn for conversation: core tools only (chit-chat).
+            quiet = replace(state, scores=offline.scores, confidence=0.0, classification=offline)
+            quiet = quiet.reason("offline_selected")
+            if offline.chat:
+                quiet = quiet.reason("conversation_core_only")
+            return quiet, offline.classifier, None
         applied = apply_classification(state, offline, "offline", "offline_selected")
         return applied, offline.classifier, None
 
@@ -941,6 +946,7 @@ def as_dict(resolution: Resolution) -> dict[str, Any]:
         "confidence": resolution.confidence,
         "reasonCodes": list(resolution.reason_codes),
         "reasoning": resolution.reasoning,
+        "conversation": resolution.conversation,
         "candidates": [
             {
                 "name": c.name,

@@ -127,7 +127,7 @@ class SemanticScorer:
     ) -> None:
         self._cache_dir = cache_dir
         self.conversation_threshold = conversation_threshold
-        """`is_conversation`'s bar (None: the shipped head's own threshold)."""
+        """`conversation_bar` (None: the shipped head's own threshold)."""
         self._factory = encoder_factory
         self._encoder: Encoder | None = None
         self._failed: str | None = None
@@ -234,17 +234,13 @@ class SemanticScorer:
         )
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
-    def is_conversation(self, prompt: str) -> bool:
-        """Whether the head takes the prompt for conversation: its probability is at or above
-        `conversation_threshold` (config ``conversationThreshold``; default the head's own)."""
-        p = self.conversation(prompt)
-        if p is None:
-            return False
-        threshold = self.conversation_threshold
-        if threshold is None:
-            head = conversation_head()
-            threshold = head.threshold if head is not None else 1.0
-        return p >= threshold
+    def conversation_bar(self) -> float:
+        """The probability at or above which the head takes a turn for conversation:
+        `conversation_threshold` (config ``conversationThreshold``), else the head's own."""
+        if self.conversation_threshold is not None:
+            return self.conversation_threshold
+        head = conversation_head()
+        return head.threshold if head is not None else 1.0
 
     def build_soon(self, key: Any, texts: Sequence[str]) -> None:
         """Start building a candidate set's matrix in a daemon thread (once)."""

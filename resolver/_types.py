@@ -28,6 +28,7 @@ Source = Literal[
 ReasonCode = Literal[
     "llm_selected",
     "offline_selected",
+    "conversation_core_only",
     "cache_added",
     "core_always",
     "search_catalog_widened",
@@ -265,6 +266,9 @@ class Resolution(BaseModel):
     classifier: str = "offline"
     """Which classifier answered: "offline", "llm:<model>", "reuse", ..."""
     reasoning: str = ""
+    conversation: float | None = None
+    """Semantic extra: the conversation head's probability that the turn needs no tool (None
+    when the head did not run: lexical only, or another classifier answered)."""
     llm_tools: tuple[str, ...] | None = None
     """The LLM's own selection (after dropping unknown names), when an LLM answered."""
     validation: str | None = None

@@ -349,3 +349,56 @@ def test_the_conversation_threshold_is_the_operators_to_move() -> None:
     assert not allowed(0.0, "remind me at 9 to call mom")
     with pytest.raises(ValidationError, match="conversationThreshold"):
         ResolverConfig(conversationThreshold=1.5)
+
+
+def test_a_turn_taken_for_conversation_says_so_on_the_resolution_and_the_telemetry_line(
+    tmp_path: Path,
+) -> None:
+    """The head's probability is on the resolution and the telemetry line whatever the
+    threshold; a turn it takes for conversation carries `conversation_core_only` and says why,
+    one it keeps as a task does not. A lexical-only resolver leaves the field null."""
+    import json
+
+    import jsonschema
+
+    from resolver._data import schema_path
+    from resolver._surface import default_surface
+    from resolver.telemetry import observers_for
+
+    prompt = "remind me at 9 to call mom"
+    schema = json.loads(schema_path("telemetry-event.v1.json").read_text())
+
+    def turn(name: str, **extra: Any) -> tuple[Any, dict[str, Any]]:
+        config = ResolverConfig.model_validate(
+            {
+                "catalogOverridesFile": None,
+                "keywordCacheFile": None,
+                "telemetryFile": str(tmp_path / f"{name}.jsonl"),
+                **extra,
+            }
+        )
+        observers = observers_for(config)
+        resolver = Resolver(config, observers=observers)
+        resolver.warm(default_surface())
+        res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=default_surface())))
+        for observer in observers:
+            observer.close()
+        (line,) = (tmp_path / f"{name}.jsonl").read_text().splitlines()
+        event = json.loads(line)
+        jsonschema.validate(event, schema)
+        return res, event
+
+    chat, chat_line = turn("chat", offlineSemantic=True, conversationThreshold=0.0)
+    task, task_line = turn("task", offlineSemantic=True, conversationThreshold=1.0)
+    lexical, lexical_line = turn("lexical")
+
+    assert chat.conversation is not None and 0.0 <= chat.conversation < 1.0
+    assert task.conversation == chat.conversation  # the head's reading, not the threshold's
+    assert chat_line["conversation"] == task_line["conversation"] == chat.conversation
+    assert "conversation_core_only" in chat.reason_codes
+    assert chat.classifier == "offline+semantic" and "conversation" in chat.reasoning
+    assert set(chat.tools_allow or []) == set(ResolverConfig().core_tools)
+    assert "conversation_core_only" not in task.reason_codes
+    assert "automations" in (task.tools_allow or [])
+    assert lexical.conversation is None and lexical_line["conversation"] is None
+    assert "conversation_core_only" not in lexical.reason_codes

@@ -178,6 +178,20 @@ def summary(args: argparse.Namespace) -> int:
         )
     if s.estimated_cost is not None and len(s.models) > 1:
         table.add_row("estimated classifier cost", f"≈ ${s.estimated_cost:.4f}")
+    if s.conversation_turns:
+        table.add_row(
+            "conversation head (semantic extra)",
+            f"{s.conversation_turns:,} turns read, {s.conversation_taken:,} taken for "
+            "conversation (core tools only)",
+        )
+        for bar, (above, reported, called) in s.conversation_at.items():
+            table.add_row(
+                f"  conversationThreshold {bar}",
+                f"{above:,} turns at or above"
+                + (
+                    f"; {called} of the {reported} with usedTools called a tool" if reported else ""
+                ),
+            )
     if s.skipped_lines or s.lost_lines:
         table.add_row(
             "data quality",

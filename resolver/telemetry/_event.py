@@ -106,6 +106,10 @@ class TelemetryEvent(_Model):
     confidence: float
     reasoning: str | None = None
     """The classifier's short reasoning, redacted; null when capturePrompts is off."""
+    conversation: float | None = Field(default=None, ge=0, le=1)
+    """Semantic extra: the conversation head's probability that the turn needs no tool (a
+    turn at or above ``conversationThreshold`` gets the core tools only); null when the head
+    did not run."""
     classifier: str
     """Which classifier answered: "offline", "llm:<model>", "reuse", "none"."""
     classifier_model: str | None = None
@@ -275,6 +279,7 @@ def snapshot(
         "dropped_tools": tuple(resolution.dropped_tools),
         "validation": resolution.validation,
         "confidence": resolution.confidence,
+        "conversation": resolution.conversation,
         "classifier": classifier,
         "classifier_model": classifier.split(":", 1)[1] if classifier.startswith("llm:") else None,
         "tags": tuple(config.all_tags()),

@@ -202,6 +202,14 @@ class Summary:
     """Total tokensSaved per unit ("tokens:o200k_base", "bytes"); units are never mixed."""
     size_basis: dict[str, int]
     models: list[ModelUsage]
+    conversation_turns: int = 0
+    """Turns the semantic extra's conversation head read (``conversation`` not null)."""
+    conversation_taken: int = 0
+    """Of those, turns it took for conversation (``conversation_core_only``)."""
+    conversation_at: dict[str, list[int]] = field(default_factory=dict)
+    """For moving ``conversationThreshold``: per threshold (`CONVERSATION_BARS`), the read
+    turns at or above it, how many of those have ``usedTools`` reported, and how many of those
+    called a tool (what that threshold would have left without its tools)."""
 
     @property
     def estimated_cost(self) -> float | None:
@@ -214,6 +222,22 @@ class Summary:
         out = asdict(self)
         out["estimated_cost_usd"] = self.estimated_cost
         return out
+
+
+CONVERSATION_BARS = (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
+"""The ``conversationThreshold`` values `summarize` counts turns at (`Summary.conversation_at`)."""
+
+
+def _conversation_at(events: Sequence[TelemetryEvent]) -> dict[str, list[int]]:
+    read = [e for e in events if e.conversation is not None]
+    if not read:
+        return {}
+    out: dict[str, list[int]] = {}
+    for bar in CONVERSATION_BARS:
+        above = [e for e in read if e.conversation is not None and e.conversation >= bar]
+        reported = [e for e in above if e.used_tools is not None]
+        out[f"{bar:.1f}"] = [len(above), len(reported), sum(1 for e in reported if e.used_tools)]
+    return out
 
 
 def _reduction(before: float | None, after: float | None) -> float | None:
@@ -307,6 +331,9 @@ def summarize(
         saved_by_unit=dict(saved),
         size_basis=dict(Counter(e.size_basis for e in events)),
         models=sorted(models.values(), key=lambda m: -m.requests),
+        conversation_turns=sum(1 for e in events if e.conversation is not None),
+        conversation_taken=sum(1 for e in events if "conversation_core_only" in e.reason_codes),
+        conversation_at=_conversation_at(events),
     )
 
 

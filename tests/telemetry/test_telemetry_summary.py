@@ -171,3 +171,58 @@ def test_cold_and_warm_turns_are_recorded_and_summarised_apart(
     out = capsys.readouterr().out
     assert "warm (index built)" in out and "cold (built the index)" in out
     assert "(in-hook)" in out
+
+
+def test_the_conversation_heads_readings_are_summarised_for_moving_the_threshold(
+    tmp_path: Path, surface: list[ToolInfo], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Lines from a resolver with the semantic extra carry the head's probability; the summary
+    counts the turns read and taken, and per `conversationThreshold` value the turns at or
+    above it and, among those with reported tool calls, the ones that called a tool."""
+    import asyncio
+
+    from resolver import Resolver, ResolverConfig, TurnRequest
+    from resolver.telemetry import observers_for
+
+    log = tmp_path / "t.jsonl"
+    config = ResolverConfig.model_validate(
+        {
+            "catalogOverridesFile": None,
+            "keywordCacheFile": None,
+            "offlineSemantic": True,
+            "conversationThreshold": 0.5,
+            "telemetryFile": str(log),
+        }
+    )
+    observers = observers_for(config)
+    resolver = Resolver(config, observers=observers)
+    resolver.warm(surface)
+    prompts = ("haha that screenshot was so cursed", "remind me at 9 to call mom", "ok")
+    for prompt in prompts:
+        asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=surface)))
+    for observer in observers:
+        observer.close()
+    events = read_events([log]).events
+    read = [e for e in events if e.conversation is not None]
+    assert len(events) == 3 and len(read) >= 2  # "ok" has no content word for the head
+    s = summarize(events)
+    assert s.conversation_turns == len(read)
+    taken = [e for e in events if "conversation_core_only" in e.reason_codes]
+    assert s.conversation_taken == len(taken)
+    assert all(e.conversation is not None and e.conversation >= 0.5 for e in taken)
+    for bar, (above, reported, called) in s.conversation_at.items():
+        assert above == sum(1 for e in read if (e.conversation or 0.0) >= float(bar))
+        assert reported == called == 0  # no host reported its tool calls
+    # a host that reports the turns' tool calls: one called a tool, one called none
+    reported_events = [
+        e.model_copy(update={"used_tools": ["automations"] if i == 0 else []})
+        for i, e in enumerate(read)
+    ]
+    low = min(s.conversation_at, key=float)
+    above, reported, called = summarize(reported_events).conversation_at[low]
+    expected = [e for e in reported_events if (e.conversation or 0.0) >= float(low)]
+    assert (above, reported) == (len(expected), len(expected))
+    assert called == sum(1 for e in expected if e.used_tools)
+    assert main(["telemetry", "summary", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "conversation head" in out and "conversationThreshold 0.5" in out
