@@ -68,6 +68,7 @@ def explain_data(resolution: Resolution, top: int | None = None) -> dict[str, An
         "classifier": resolution.classifier,
         "confidence": resolution.confidence,
         "reasonCodes": list(resolution.reason_codes),
+        "conversation": resolution.conversation,
         "cutoff": resolution.cutoff,
         "belowCutoff": resolution.below_cutoff,
         "availableTools": resolution.available_tools,
@@ -85,6 +86,16 @@ def explain_data(resolution: Resolution, top: int | None = None) -> dict[str, An
         "notShown": len(resolution.candidates) - len(rows),
         "exclusions": [e.model_dump() for e in resolution.exclusions],
     }
+
+
+def conversation_line(resolution: Resolution) -> str | None:
+    """The semantic extra's conversation head on this turn, when it ran: its probability and
+    what became of the turn."""
+    if resolution.conversation is None:
+        return None
+    chat = "conversation_core_only" in resolution.reason_codes
+    verdict = "taken for conversation: core tools only" if chat else "kept as a task"
+    return f"conversation head: p {resolution.conversation:.2f} ({verdict})"
 
 
 def explain_lines(resolution: Resolution, top: int | None = None) -> list[str]:
@@ -119,4 +130,6 @@ def explain_lines(resolution: Resolution, top: int | None = None) -> list[str]:
         for e in resolution.exclusions:
             lines.append(f"  {e.tool}  {e.field}: {e.why}")
     lines.append(f"reasons: {', '.join(resolution.reason_codes)}")
+    if (line := conversation_line(resolution)) is not None:
+        lines.append(line)
     return lines

@@ -402,3 +402,9 @@ def test_a_turn_taken_for_conversation_says_so_on_the_resolution_and_the_telemet
     assert "automations" in (task.tools_allow or [])
     assert lexical.conversation is None and lexical_line["conversation"] is None
     assert "conversation_core_only" not in lexical.reason_codes
+    # what `resolver explain` and `resolver resolve` print
+    from resolver._explain import conversation_line
+
+    assert "taken for conversation" in (conversation_line(chat) or "")
+    assert "kept as a task" in (conversation_line(task) or "")
+    assert conversation_line(lexical) is None

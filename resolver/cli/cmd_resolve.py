@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .._explain import conversation_line
 from .._pipeline import as_dict
 from ._common import (
     add_config_arg,
@@ -52,10 +53,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"reasons: {', '.join(resolution.reason_codes)}")
     if resolution.fallback:
         print(f"LLM fell back: {resolution.fallback}")
-    if resolution.conversation is not None:
-        chat = "conversation_core_only" in resolution.reason_codes
-        verdict = "taken for conversation: core tools only" if chat else "kept as a task"
-        print(f"conversation head: p {resolution.conversation:.2f} ({verdict})")
+    if (line := conversation_line(resolution)) is not None:
+        print(line)
     scored = sorted((c for c in resolution.candidates if c.score > 0), key=lambda c: -c.score)
     if scored:
         print("top scores: " + ", ".join(f"{c.name} {c.score:.2f}" for c in scored[:8]))
