@@ -187,7 +187,7 @@ def summary(args: argparse.Namespace) -> int:
         for bar, (above, reported, called) in s.conversation_at.items():
             table.add_row(
                 f"  conversationThreshold {bar}",
-                f"{above:,} turns at or above"
+                f"{above:,} turn{'' if above == 1 else 's'} at or above"
                 + (
                     f"; {called} of the {reported} with usedTools called a tool" if reported else ""
                 ),
