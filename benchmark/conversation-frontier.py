@@ -27,6 +27,7 @@ from resolver import Resolver, ResolverConfig
 from resolver._semantic import conversation_head
 from resolver.bench.cases import load_case_file
 from resolver.bench.harness import command_line
+from resolver.bench.metrics import summarize
 from resolver.bench.runner import replay_cases
 
 CHITCHAT = "benchmark/benchmark-v1-chitchat.json"
@@ -48,13 +49,9 @@ def run(path: str, threshold: float | None) -> tuple[float, float, float]:
         conversationThreshold=threshold,
     )
     cases = load_case_file(REPO / path)
-    outcomes = asyncio.run(replay_cases(Resolver(config), cases))
-    core = set(config.core_tools)
-    n = len(outcomes)
-    hit = sum(1 for o in outcomes if set(o.required) <= set(o.surface))
-    core_only = sum(1 for o in outcomes if set(o.surface) <= core)
-    surface = sum(len(o.surface) for o in outcomes)
-    return hit / n, core_only / n, surface / n
+    m = summarize(asyncio.run(replay_cases(Resolver(config), cases)))
+    # on a no-tool case an exact match is a surface of core tools only
+    return m["must_include_accuracy"]["value"], m["exact_match"]["value"], m["mean_surface"]
 
 
 def main() -> int:

@@ -816,10 +816,15 @@ class OfflineClassifier:
         """Rank candidates and cut where the score drops off; cover every clause."""
         index = self._index(request)
         plain = task_text(index.markers, request.prompt)
-        # the semantic extra's head: how likely the turn is conversation (no tool needed)
-        p_chat = None
+        # the semantic extra's head: how likely the turn is conversation (no tool needed), and
+        # whether that reaches its bar
+        p_chat, bar, chat = None, 1.0, False
         if plain.strip() and self.semantic is not None:
             p_chat = self.semantic.conversation(plain)
+            if p_chat is not None:
+                bar = self.semantic.conversation_bar()
+                chat = p_chat >= bar
+        conversation = None if p_chat is None else round(p_chat, 4)
         task = plain
         if GLOSSARY and task.strip():
             # another language's words the candidates' text lacks, followed by their English
@@ -828,25 +833,19 @@ class OfflineClassifier:
         # the request's own parts: the prompt's terms, not the history's
         typos: dict[tuple[str, str], list[str]] = {}
         own = self._query(index, task, typos=typos) if task.strip() else {}
-        if (
-            p_chat is not None
-            and self.semantic is not None
-            and p_chat >= (chat_bar := self.semantic.conversation_bar())
-            and not (HEAD_YIELDS_TO_NAMES and any(map(_is_phrase, own)))
-        ):
+        if chat and not (HEAD_YIELDS_TO_NAMES and any(map(_is_phrase, own))):
             # ...unless the prompt says a candidate's whole multi-word name or keyword phrase
             # ("what's the definition of the word serendipity" on a surface with a
             # word_definition tool): a request for that tool. The history does not count either.
             return Classification(
                 selected=(),
                 confidence=0.0,
-                reasoning=f"conversation: the head's p {p_chat:.2f} >= {chat_bar:.2f}, no tool",
+                reasoning=f"conversation: the head's p {p_chat:.2f} >= {bar:.2f}, no tool",
                 classifier="offline+semantic",
                 has_signal=False,
-                conversation=round(p_chat, 4),
+                conversation=conversation,
                 chat=True,
             )
-        conversation = None if p_chat is None else round(p_chat, 4)
         query = self._turn_query(index, request, task, own) if task.strip() else {}
         scores, semantic = self._scored(index, request, query, plain)
         label = "offline+semantic" if semantic else "offline"

@@ -228,13 +228,13 @@ CONVERSATION_BARS = (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
 """The ``conversationThreshold`` values `summarize` counts turns at (`Summary.conversation_at`)."""
 
 
-def _conversation_at(events: Sequence[TelemetryEvent]) -> dict[str, list[int]]:
-    read = [e for e in events if e.conversation is not None]
+def _conversation_at(read: Sequence[tuple[float, TelemetryEvent]]) -> dict[str, list[int]]:
+    """`Summary.conversation_at` from the turns the head read: (probability, event)."""
     if not read:
         return {}
     out: dict[str, list[int]] = {}
     for bar in CONVERSATION_BARS:
-        above = [e for e in read if e.conversation is not None and e.conversation >= bar]
+        above = [e for p, e in read if p >= bar]
         reported = [e for e in above if e.used_tools is not None]
         out[f"{bar:.1f}"] = [len(above), len(reported), sum(1 for e in reported if e.used_tools)]
     return out
@@ -298,6 +298,7 @@ def summarize(
     mba = _mean([e.surface_after.bytes for e in events])
     mkb = _mean(tokens_before)
     mka = _mean(tokens_after)
+    read = [(e.conversation, e) for e in events if e.conversation is not None]
     return Summary(
         turns=len(events),
         sessions=len({e.session_id for e in events if e.session_id}),
@@ -331,9 +332,9 @@ def summarize(
         saved_by_unit=dict(saved),
         size_basis=dict(Counter(e.size_basis for e in events)),
         models=sorted(models.values(), key=lambda m: -m.requests),
-        conversation_turns=sum(1 for e in events if e.conversation is not None),
+        conversation_turns=len(read),
         conversation_taken=sum(1 for e in events if "conversation_core_only" in e.reason_codes),
-        conversation_at=_conversation_at(events),
+        conversation_at=_conversation_at(read),
     )
 
 
