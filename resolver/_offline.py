@@ -217,6 +217,10 @@ the deprecated tool this fraction of it (the replacement ranks first: it is what
 asks a client to call)."""
 _BARE_AND = re.compile(r"\s+(?:and|y|et|und|e)\s+", re.IGNORECASE)
 """A bare "and" between two requests ("look it up and send it to Anna")."""
+_COMMA = re.compile(r",\s+(?:(?:and|y|et|und|e)\s+)?|[，、]+\s*", re.IGNORECASE)
+"""A clause boundary that is only a comma (", ", ", and ", "，"): what ends a lead-in."""
+LEAD_IN_TERMS = 2
+"""A comma-ended piece with fewer index terms than this opens the next clause (`clauses_of`)."""
 
 
 _Postings = tuple[tuple[int, float], ...]
@@ -974,10 +978,24 @@ def _lookup_list(index: _Index, text: str) -> list[list[str]]:
 
 
 def clauses_of(prompt: str) -> list[str]:
-    """The parts of a multi-part prompt ("..., then ...; also ...", a bare "and")."""
-    pieces = _SEGMENT_SPLIT.split(prompt)
-    pieces = [p for piece in pieces if piece for p in _BARE_AND.split(piece)]
-    return [s for s in pieces if s and len(s.strip()) > 2]
+    """The parts of a multi-part prompt ("..., then ...; also ...", a bare "and").
+
+    A lead-in, a piece that a comma ends and that holds fewer than `LEAD_IN_TERMS` index terms
+    ("First, ...", "Finally, ...", "With Playwright, ...", "首先，..."), is no clause of its own:
+    it opens the next one. As a clause it would get its own tools from one word ("final",
+    a server name alone), taking slots from the request's real parts."""
+    pieces: list[str] = []
+    start, lead = 0, ""
+    for mark in _SEGMENT_SPLIT.finditer(prompt):
+        piece = lead + prompt[start : mark.start()]
+        start, lead = mark.end(), ""
+        if _COMMA.fullmatch(mark.group()) and len(tokens(piece)) < LEAD_IN_TERMS:
+            lead = piece + mark.group()
+        else:
+            pieces.append(piece)
+    pieces.append(lead + prompt[start:])
+    parts = [p for piece in pieces if piece for p in _BARE_AND.split(piece)]
+    return [s for s in parts if s and len(s.strip()) > 2]
 
 
 def _named_families(index: _Index, text: str) -> list[tuple[int, ...]]:

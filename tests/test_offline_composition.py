@@ -201,6 +201,30 @@ def test_a_url_or_a_file_name_does_not_end_a_clause(prompt: str, clauses: list[s
     assert clauses_of(prompt) == clauses
 
 
+@pytest.mark.parametrize(
+    ("prompt", "clauses"),
+    [
+        (
+            "First, look up the weather in Oslo. Finally, email it to Bob.",
+            ["First, look up the weather in Oslo", "Finally, email it to Bob"],
+        ),
+        (
+            "With Playwright, go to https://shop.example.com and take a screenshot",
+            ["With Playwright, go to https://shop.example.com", "take a screenshot"],
+        ),
+        ("首先，查一下东京的天气。然后发给小王", ["首先，查一下东京的天气", "发给小王"]),
+        (
+            "check my calendar, email Bob the summary",
+            ["check my calendar", "email Bob the summary"],
+        ),
+    ],
+)
+def test_a_lead_in_opens_the_next_clause(prompt: str, clauses: list[str]) -> None:
+    """ "First," or "With Playwright," is no request of its own: as a clause, one word would
+    pick tools for it. A comma between two requests still splits them."""
+    assert clauses_of(prompt) == clauses
+
+
 OPENER = ToolInfo(name="open_page", description="Open a web page by its URL and show it.")
 
 
