@@ -151,13 +151,15 @@ NAME_PHRASE_WEIGHT = 1.0
 """A tool name of two or more words found whole in the prompt counts this many extra name
 matches."""
 
+_AND = "(?:and|y|et|und|e)"
+"""A bare "and" in the languages the clause marks know."""
 _SEGMENT_SPLIT = re.compile(
     r"(?:[.!?;]+(?:\s+|$)|[。！？；，、\n]+\s*"
     r"|\s+[-–—:]+\s+|[：]"
     r"|,?\s+(?:and then|then|also|additionally|finally|afterwards|after that|next|plus"
     r"|as well as|y luego|luego|después|y después|puis|ensuite|et ensuite|und dann|dann"
     r"|danach|anschließend|e depois|depois|e então)\s+"
-    r"|,\s+(?:and\s+|y\s+|et\s+|und\s+|e\s+)?"
+    rf"|,\s+(?:{_AND}\s+)?"
     r"|(?:然后|接着|之后再|再把|并且|それから|そのあと|그리고|그다음)"
     r"|(?<=[\uac00-\ud7a3][고서면])\s+)",
     re.IGNORECASE,
@@ -215,9 +217,9 @@ DEPRECATED_SHARE = 0.9
 """A deprecated tool's replacement scores at least what the deprecated tool would have, and
 the deprecated tool this fraction of it (the replacement ranks first: it is what the server
 asks a client to call)."""
-_BARE_AND = re.compile(r"\s+(?:and|y|et|und|e)\s+", re.IGNORECASE)
+_BARE_AND = re.compile(rf"\s+{_AND}\s+", re.IGNORECASE)
 """A bare "and" between two requests ("look it up and send it to Anna")."""
-_COMMA = re.compile(r",\s+(?:(?:and|y|et|und|e)\s+)?|[，、]+\s*", re.IGNORECASE)
+_COMMA = re.compile(rf",\s+(?:{_AND}\s+)?|[，、]+\s*", re.IGNORECASE)
 """A clause boundary that is only a comma (", ", ", and ", "，"): what ends a lead-in."""
 LEAD_IN_TERMS = 2
 """A comma-ended piece with fewer index terms than this opens the next clause (`clauses_of`)."""
