@@ -27,7 +27,8 @@ How it decides (README, "Offline classifier"):
    clause's most similar tool joins the surface when the model is sure of it (`_clause_picks`);
    its conversation head empties a social turn unless the prompt says a tool's whole name.
 8. **A named server**: when the prompt names an MCP server, the other tools' evidence from the
-   words its tools match too is discounted (`_prefer_named`): its tools outrank look-alikes.
+   words its tools match too is discounted (`_prefer_named`), in the whole prompt and in each
+   of its clauses: its tools outrank look-alikes.
 """
 
 from __future__ import annotations
@@ -812,7 +813,7 @@ class OfflineClassifier:
             if z is not None:
                 scores, fused = fuse(scores, z), True
         if NAMED_SERVER_OTHERS < 1.0 and index.families:
-            _prefer_named(index, task, query, scores, request.core_tools)
+            _prefer_named(index, _named_families(index, task), query, scores, request.core_tools)
         return scores, fused
 
     async def classify(self, request: ClassifyInput) -> Classification:
@@ -885,11 +886,12 @@ class OfflineClassifier:
         weak = bar < WEAK_SCORE
         cutoff = bar * (WEAK_RELATIVE_CUTOFF if weak else RELATIVE_CUTOFF)
         lists = [[names[i] for i in itertools.takewhile(lambda i: scores[i] >= cutoff, ranked)]]
-        lists.append([names[i] for i in _coverage(index, own, bar, frozenset(request.core_tools))])
-        if FAMILY_PICKS and index.families:
-            lists.extend(_family_lists(index, task, scores))
-        lists.extend(self._segment_lists(index, task, typos))
-        clauses = len(lists) - 2 - families_named(index, task)
+        lists.append([names[i] for i in _coverage(index, own, bar, frozenset(core))])
+        named = _named_families(index, task) if index.families else []
+        if FAMILY_PICKS and named:
+            lists.extend(_family_lists(index, named, scores))
+        lists.extend(self._segment_lists(index, task, typos, named, core))
+        clauses = len(lists) - 2 - (len(named) if FAMILY_PICKS else 0)
         cap = min(MAX_SELECTED_MULTI, max(MAX_SELECTED, PER_CLAUSE * clauses))
         if LOOKUP:
             lists.extend(_lookup_list(index, plain))
@@ -914,15 +916,22 @@ class OfflineClassifier:
         index: _Index,
         prompt: str,
         typos: dict[tuple[str, str], list[str]] | None = None,
+        named: Sequence[tuple[int, ...]] = (),
+        core: Iterable[str] = (),
     ) -> list[list[str]]:
-        """Per clause of a multi-part prompt: its best tools, best first."""
+        """Per clause of a multi-part prompt: its best tools, best first. When the prompt
+        names MCP servers (`named`), their tools outrank look-alikes in each clause as in the
+        whole prompt (`_prefer_named`)."""
         segments = clauses_of(prompt)
         if len(segments) < 2:
             return []
         lists: list[list[str]] = []
         for segment in segments:
             touched: set[int] = set()
-            seg_scores = self._score(index, self._query(index, segment, typos=typos), touched)
+            query = self._query(index, segment, typos=typos)
+            seg_scores = self._score(index, query, touched)
+            if named:
+                _prefer_named(index, named, query, seg_scores, core)
             best = max(map(seg_scores.__getitem__, touched), default=0.0)
             if best > 0:
                 # the clause's best `SEGMENT_PICKS` at or above the floor, best first, ties to
@@ -1006,24 +1015,19 @@ def _named_families(index: _Index, text: str) -> list[tuple[int, ...]]:
     return [members for terms, members in index.families if all(t in words for t in terms)]
 
 
-def families_named(index: _Index, text: str) -> int:
-    """How many families the text names (each adds one list to the round robin)."""
-    return len(_named_families(index, text)) if FAMILY_PICKS and index.families else 0
-
-
 def _prefer_named(
     index: _Index,
-    text: str,
+    named: Sequence[tuple[int, ...]],
     query: Mapping[str, float],
     scores: list[float],
     core: Iterable[str],
 ) -> None:
-    """When the text names an MCP server, the other tools' evidence from the words that the
-    named servers' tools match too counts `NAMED_SERVER_OTHERS` of itself (in place): "with
+    """When the prompt names MCP servers (`named`, `_named_families`), the other tools'
+    evidence from the words that the named servers' tools match too counts
+    `NAMED_SERVER_OTHERS` of itself (in place; for the whole prompt and for each clause): "with
     Puppeteer, click Buy" is not a job for another browser server's click tool, while a tool
     the prompt asks for with words of its own keeps its score.
     Core tools are in every surface and keep theirs."""
-    named = _named_families(index, text)
     if not named:
         return
     members = {i for family in named for i in family}
@@ -1043,11 +1047,13 @@ def _prefer_named(
         scores[i] *= 1.0 - (1.0 - NAMED_SERVER_OTHERS) * shared
 
 
-def _family_lists(index: _Index, text: str, scores: Sequence[float]) -> list[list[str]]:
-    """For each family the prompt names: its best `FAMILY_PICKS` tools (a named MCP server's
-    tools compete with each other, not with the built-in tools' richer lexicon)."""
+def _family_lists(
+    index: _Index, named: Sequence[tuple[int, ...]], scores: Sequence[float]
+) -> list[list[str]]:
+    """For each family the prompt names (`named`): its best `FAMILY_PICKS` tools (a named MCP
+    server's tools compete with each other, not with the built-in tools' richer lexicon)."""
     lists = []
-    for members in _named_families(index, text):
+    for members in named:
         best = sorted((i for i in members if scores[i] > 0), key=lambda i: -scores[i])
         if best:
             lists.append([index.names[i] for i in best[:FAMILY_PICKS]])

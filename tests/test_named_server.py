@@ -113,3 +113,25 @@ def test_core_tools_keep_their_scores(monkeypatch: pytest.MonkeyPatch) -> None:
     preferred = browser_score()
     monkeypatch.setattr(offline, "NAMED_SERVER_OTHERS", 1.0)
     assert browser_score() == preferred > 0.0
+
+
+def clause_lists(prompt: str) -> list[list[str]]:
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None))
+    prepared = resolver._prepare(TOOLS)
+    classifier = offline.OfflineClassifier()
+    index = classifier._index_for(prepared.described, prepared.catalog, prepared.params)
+    named = offline._named_families(index, prompt)
+    return classifier._segment_lists(index, prompt, named=named)
+
+
+CLAUSED = "with puppeteer open the shop, then navigate to the cart page"
+
+
+def test_each_clause_prefers_the_named_servers_tools() -> None:
+    """The second clause does not say the server's name; the prompt does, and the clause's
+    picks follow it as the whole prompt's ranking does."""
+    assert clause_lists(CLAUSED)[1] == ["puppeteer__navigate", "devtools__navigate_page"]
+
+
+def test_without_the_preference_a_clause_picks_the_look_alike_first(off: None) -> None:
+    assert clause_lists(CLAUSED)[1] == ["devtools__navigate_page", "puppeteer__navigate"]
