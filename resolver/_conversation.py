@@ -57,7 +57,10 @@ class Markers:
 
 
 _CLAUSE_SPLIT = re.compile(
-    r"[.!?;。！？；，、,\n…~〜]+|\s[-–—]+\s|\s+(?:but|then|also)\s+", re.IGNORECASE
+    # a full stop before a letter or digit, and a comma between digits, end no clause:
+    # "35.6586", "todo.txt", "v2.4.1" and "1,200" are one word each
+    r"(?:[!?;。！？；，、\n…~〜]|\.(?!\w)|(?<!\d),|,(?!\d))+|\s[-–—]+\s|\s+(?:but|then|also)\s+",
+    re.IGNORECASE,
 )
 _QUOTED = re.compile(
     r"(?<![A-Za-z0-9])['‘](?:[^'’\n]|(?<=[A-Za-z])['’](?=[A-Za-z])){1,400}['’](?![A-Za-z0-9])"

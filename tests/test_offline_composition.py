@@ -116,8 +116,21 @@ def markers() -> Markers:
         ("translate 'I'm running late, start without me' to Spanish", ""),
         ("remind me at 9", "remind me at 9"),
         ("ok now the pricing page", "ok now the pricing page"),
+        # a full stop inside a word ends no clause ("what is in budget" + "xlsx" was one
+        # conversation clause and a task of one word)
+        ("thanks! what is in budget.xlsx", "what is in budget.xlsx"),
+        ("hi,how are you", ""),
     ],
-    ids=["social", "thanks-then-task", "ack-then-task", "translate-quoted", "task", "ack-task"],
+    ids=[
+        "social",
+        "thanks-then-task",
+        "ack-then-task",
+        "translate-quoted",
+        "task",
+        "ack-task",
+        "file-name",
+        "comma-without-space",
+    ],
 )
 def test_conversational_clauses_are_set_aside(markers: Markers, prompt: str, task: str) -> None:
     """A clause made of a conversation marker and at most one other word is conversation; the
