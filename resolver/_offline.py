@@ -11,7 +11,9 @@ How it decides (README, "Offline classifier"):
    vocabulary is mapped to vocabulary words one edit away, as stems and as written (typos:
    "remnd" -> remind, "postgress" -> postgres), at a discount; a value the prompt carries
    counts as its word (a link "url", an SQL statement "sql", a file name "file": `_ENTITIES`);
-   the last user messages add a damped contribution (follow-ups).
+   the last user messages add a damped contribution (follow-ups). For the tools without
+   catalog keywords, a word's English synonyms and the words it implies ("rows" -> "sql")
+   join at a fraction of its weight (`_synonyms`).
 3. **Segments**: a prompt that asks for several things ("..., then ...; also ..."; the
    full-width "，" and "、" count as commas) is split into clauses, and each clause's best
    tools are kept, so every sub-request is covered.
@@ -51,7 +53,7 @@ from ._glossary import gloss
 from ._lang import latin_language, stopwords
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, fuse, passage_text
-from ._synonyms import synonyms
+from ._synonyms import related, synonyms
 from ._text import FirstChars, cjk_words, find_word, fold, has_cjk, tokens
 
 GLOSSARY = True
@@ -63,6 +65,11 @@ SYNONYMS = True
 """Add a prompt word's English synonyms to its query (`_synonyms`) at `SYNONYM_WEIGHT`."""
 SYNONYM_WEIGHT = 0.5
 """A synonym counts this fraction of the word the prompt used."""
+RELATED = True
+"""Add the words a prompt's cue words imply (`_synonyms.related`: "table" -> "sql") to its
+query at `RELATED_WEIGHT`."""
+RELATED_WEIGHT = 0.35
+"""A related word counts this fraction of the cue the prompt used."""
 LOOKUP = True
 """A question about the current state of the world gets the look-up tools (`_lookup_list`)."""
 
@@ -425,10 +432,10 @@ def _build_index(
         if mixed
         else None
     )
-    table = synonyms() if SYNONYMS else None
-    # a synonym (or a bare entity's term) stands in for a lexicon: it scores only the tools
-    # without catalog keywords
-    stand_ins = (table.targets if table is not None else frozenset()) | _BARE_ENTITY_TERMS
+    tables = (synonyms() if SYNONYMS else None, related() if RELATED else None)
+    # a synonym, a related word (or a bare entity's term) stands in for a lexicon: it scores
+    # only the tools without catalog keywords
+    stand_ins = frozenset().union(_BARE_ENTITY_TERMS, *(t.targets for t in tables if t))
     if bare:
         for term in stand_ins & split.keys():
             named, described = split[term]
@@ -693,12 +700,18 @@ class OfflineClassifier:
                     typos[key] = found
             for match in found:
                 query[match] = query.get(match, 0.0) + weight * TYPO_WEIGHT
-        table = synonyms() if SYNONYMS and index.has_synonyms and words else None
-        if table is not None:
-            scale = weight * SYNONYM_WEIGHT
-            for term, share in table.expand(words, every).items():
-                if _SYNONYM_TERM + term in index.postings and term not in query:
-                    query[_SYNONYM_TERM + term] = scale * share
+        if index.has_synonyms and words:
+            for table, share_of in (
+                (synonyms() if SYNONYMS else None, SYNONYM_WEIGHT),
+                (related() if RELATED else None, RELATED_WEIGHT),
+            ):
+                scale = weight * share_of
+                if table is None or scale <= 0.0:
+                    continue
+                for term, share in table.expand(words, every).items():
+                    stand_in = _SYNONYM_TERM + term
+                    if stand_in in index.postings and term not in query:
+                        query[stand_in] = max(query.get(stand_in, 0.0), scale * share)
         for pattern, terms, bare in _ENTITIES:
             if pattern.search(text, 0, ENTITY_CHARS):
                 for term in terms:

@@ -24,6 +24,8 @@ from ._text import tokens
 MAX_GROUP = 12
 """Entries read per group (a longer group is cut: a synonym table is not a topic list)."""
 MAX_PHRASE_TERMS = 3
+MAX_CUES = 16
+"""Cues read per related word (`related`)."""
 
 
 @dataclass(frozen=True)
@@ -65,11 +67,11 @@ def _merge(into: dict[str, float], shares: Mapping[str, float]) -> None:
         into[term] = max(into.get(term, 0.0), share)
 
 
-def _entries(group: object) -> list[tuple[str, ...]]:
+def _entries(group: object, limit: int = MAX_GROUP) -> list[tuple[str, ...]]:
     if not isinstance(group, list):
         return []
     out: list[tuple[str, ...]] = []
-    for entry in group[:MAX_GROUP]:
+    for entry in group[:limit]:
         if isinstance(entry, str):
             terms = tuple(tokens(entry, keep_stopwords=True))
             if 0 < len(terms) <= MAX_PHRASE_TERMS and terms not in out:
@@ -102,6 +104,40 @@ def synonyms() -> Synonyms | None:
                 _merge(single.setdefault(entry[0], {}), others)
             else:
                 _merge(phrases.setdefault(entry, {}), others)
+    return Synonyms(
+        single={k: tuple(v.items()) for k, v in single.items()},
+        phrases={k: tuple(v.items()) for k, v in phrases.items()},
+        longest=max((len(k) for k in phrases), default=1),
+    )
+
+
+@lru_cache(maxsize=1)
+def related() -> Synonyms | None:
+    """The shipped related-words table (``catalogs/related.json``), or None when it is missing
+    or unreadable: a cue a request says ("table", "pod", "lat/lng") and the word tool texts use
+    for what it implies ("sql", "kubernetes", "coordinates"). Directional: a cue brings its
+    target, a target brings no cue (a request that says "sql" is not about "rows")."""
+    raw = shipped_table("related.json")
+    entries = raw.get("related") if raw is not None else None
+    if not isinstance(entries, list):
+        return None
+    single: dict[str, dict[str, float]] = {}
+    phrases: dict[tuple[str, ...], dict[str, float]] = {}
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("target"), str):
+            continue
+        brings = tokens(entry["target"])
+        if len(brings) != 1:
+            continue  # a target is one word
+        for cue in _entries(entry.get("cues"), MAX_CUES):
+            if brings[0] in cue:
+                continue
+            if len(cue) == 1:
+                _merge(single.setdefault(cue[0], {}), {brings[0]: 1.0})
+            else:
+                _merge(phrases.setdefault(cue, {}), {brings[0]: 1.0})
+    if not single and not phrases:
+        return None
     return Synonyms(
         single={k: tuple(v.items()) for k, v in single.items()},
         phrases={k: tuple(v.items()) for k, v in phrases.items()},
