@@ -15,7 +15,7 @@ catalogued tool's keywords already hold its users' words). Only adds terms.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 from ._data import shipped_table
@@ -62,6 +62,27 @@ class Synonyms:
         return out
 
 
+@dataclass
+class _Builder:
+    """A table being read: an entry's terms -> the terms it brings, with their shares."""
+
+    single: dict[str, dict[str, float]] = field(default_factory=dict)
+    phrases: dict[tuple[str, ...], dict[str, float]] = field(default_factory=dict)
+
+    def add(self, entry: tuple[str, ...], brings: Mapping[str, float]) -> None:
+        if len(entry) == 1:
+            _merge(self.single.setdefault(entry[0], {}), brings)
+        else:
+            _merge(self.phrases.setdefault(entry, {}), brings)
+
+    def table(self) -> Synonyms:
+        return Synonyms(
+            single={k: tuple(v.items()) for k, v in self.single.items()},
+            phrases={k: tuple(v.items()) for k, v in self.phrases.items()},
+            longest=max((len(k) for k in self.phrases), default=1),
+        )
+
+
 def _merge(into: dict[str, float], shares: Mapping[str, float]) -> None:
     for term, share in shares.items():
         into[term] = max(into.get(term, 0.0), share)
@@ -86,8 +107,7 @@ def synonyms() -> Synonyms | None:
     groups = raw.get("groups") if raw is not None else None
     if not isinstance(groups, list):
         return None
-    single: dict[str, dict[str, float]] = {}
-    phrases: dict[tuple[str, ...], dict[str, float]] = {}
+    built = _Builder()
     for group in groups:
         entries = _entries(group)
         # what each entry brings as another's synonym: its content words, a multi-word entry's
@@ -98,17 +118,9 @@ def synonyms() -> Synonyms | None:
             for j, shares in enumerate(brings):
                 if j != k:
                     _merge(others, {t: v for t, v in shares.items() if t not in entry})
-            if not others:
-                continue
-            if len(entry) == 1:
-                _merge(single.setdefault(entry[0], {}), others)
-            else:
-                _merge(phrases.setdefault(entry, {}), others)
-    return Synonyms(
-        single={k: tuple(v.items()) for k, v in single.items()},
-        phrases={k: tuple(v.items()) for k, v in phrases.items()},
-        longest=max((len(k) for k in phrases), default=1),
-    )
+            if others:
+                built.add(entry, others)
+    return built.table()
 
 
 @lru_cache(maxsize=1)
@@ -121,8 +133,7 @@ def related() -> Synonyms | None:
     entries = raw.get("related") if raw is not None else None
     if not isinstance(entries, list):
         return None
-    single: dict[str, dict[str, float]] = {}
-    phrases: dict[tuple[str, ...], dict[str, float]] = {}
+    built = _Builder()
     for entry in entries:
         if not isinstance(entry, dict) or not isinstance(entry.get("target"), str):
             continue
@@ -130,16 +141,6 @@ def related() -> Synonyms | None:
         if len(brings) != 1:
             continue  # a target is one word
         for cue in _entries(entry.get("cues"), MAX_CUES):
-            if brings[0] in cue:
-                continue
-            if len(cue) == 1:
-                _merge(single.setdefault(cue[0], {}), {brings[0]: 1.0})
-            else:
-                _merge(phrases.setdefault(cue, {}), {brings[0]: 1.0})
-    if not single and not phrases:
-        return None
-    return Synonyms(
-        single={k: tuple(v.items()) for k, v in single.items()},
-        phrases={k: tuple(v.items()) for k, v in phrases.items()},
-        longest=max((len(k) for k in phrases), default=1),
-    )
+            if brings[0] not in cue:
+                built.add(cue, {brings[0]: 1.0})
+    return built.table() if built.single or built.phrases else None
