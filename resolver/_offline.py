@@ -66,7 +66,7 @@ SYNONYMS = True
 SYNONYM_WEIGHT = 0.5
 """A synonym counts this fraction of the word the prompt used."""
 RELATED = True
-"""Add the words a prompt's cue words imply (`_synonyms.related`: "table" -> "sql") to its
+"""Add the words a prompt's cue words imply (`_synonyms.related`: "rows" -> "sql") to its
 query at `RELATED_WEIGHT`."""
 RELATED_WEIGHT = 0.35
 """A related word counts this fraction of the cue the prompt used."""

@@ -126,7 +126,7 @@ def synonyms() -> Synonyms | None:
 @lru_cache(maxsize=1)
 def related() -> Synonyms | None:
     """The shipped related-words table (``catalogs/related.json``), or None when it is missing
-    or unreadable: a cue a request says ("table", "pod", "lat/lng") and the word tool texts use
+    or unreadable: a cue a request says ("rows", "pod", "lat/lng") and the word tool texts use
     for what it implies ("sql", "kubernetes", "coordinates"). Directional: a cue brings its
     target, a target brings no cue (a request that says "sql" is not about "rows")."""
     raw = shipped_table("related.json")
