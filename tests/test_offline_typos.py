@@ -62,7 +62,9 @@ def test_a_typo_is_matched_as_written_not_only_by_its_stem(
     monkeypatch: pytest.MonkeyPatch, prompt: str, tool: str
 ) -> None:
     """'postgress' is one edit from 'postgres' as written, three from its stem 'postgr'; the
-    typo still reaches the tool, and does not without matching the words as written."""
+    typo still reaches the tool, and does not without matching the words as written. (The
+    related words are off: "rows" implies "sql", which would reach the tool without the typo.)"""
+    monkeypatch.setattr("resolver._offline.RELATED", False)
     tools = [
         ToolInfo(name="postgres_query", description="Run a read-only SQL query on Postgres."),
         ToolInfo(name="list_deployments", description="List Kubernetes deployments."),

@@ -230,9 +230,12 @@ def test_the_conversation_head_keeps_social_turns_to_the_core_tools() -> None:
 def test_a_clause_the_model_is_sure_about_keeps_its_tool(monkeypatch: pytest.MonkeyPatch) -> None:
     """'... then tell me whether I need an umbrella in Oslo tomorrow' shares no word with the
     forecast tool's text, and the whole prompt is mostly about e-mail: the clause's own
-    embedding is what finds the forecast tool (`_clause_picks`); switched off, it is lost."""
+    embedding is what finds the forecast tool (`_clause_picks`); switched off, it is lost.
+    (The related words would find it lexically: "umbrella" implies "weather". Off here, so the
+    test is about the clause picks.)"""
     from resolver import _offline
 
+    monkeypatch.setattr(_offline, "RELATED", False)
     prompt = "Email the minutes to Sam, then tell me whether I need an umbrella in Oslo tomorrow"
     fused = resolver_for(True)
     fused.warm(TOOLS)
@@ -247,6 +250,7 @@ def test_a_clause_the_model_is_unsure_about_adds_nothing(monkeypatch: pytest.Mon
     """Above the gap no clause pick is made: the surface is the lexical one."""
     from resolver import _offline
 
+    monkeypatch.setattr(_offline, "RELATED", False)  # "umbrella" would imply "weather"
     prompt = "Email the minutes to Sam, then tell me whether I need an umbrella in Oslo tomorrow"
     fused = resolver_for(True)
     fused.warm(TOOLS)
@@ -280,7 +284,12 @@ def test_a_prompt_of_many_clauses_embeds_at_most_the_clause_limit() -> None:
     assert 1 <= len(set(encoder.queries)) <= 1 + CLAUSE_PICK_MAX
 
 
-def test_a_clause_query_fault_leaves_the_turn_lexical(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_clause_query_fault_leaves_the_turn_lexical(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from resolver import _offline
+
+    monkeypatch.setattr(_offline, "RELATED", False)  # "umbrella" would imply "weather"
     fused = resolver_for(True)
     assert fused.offline.semantic is not None
     fused.offline.semantic = SemanticScorer(FailingQueries)
