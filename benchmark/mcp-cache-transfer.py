@@ -22,7 +22,6 @@ seconds and live in a temporary folder).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib.util
 import json
 import os
@@ -33,9 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from resolver import Resolver, ResolverConfig
 from resolver.bench.cases import CaseSet, load_case_file, parse_case_file
-from resolver.bench.runner import replay_cases
 
 _spec = importlib.util.spec_from_file_location("mcp_tuning", REPO / "benchmark/mcp-tuning.py")
 assert _spec is not None and _spec.loader is not None
@@ -61,17 +58,6 @@ def joined(paths: list[str]) -> CaseSet:
     return parse_case_file(json.dumps(data).encode(), path=str(REPO / paths[0]))
 
 
-def score(cases: CaseSet, cache: Path | None) -> tuple[float, float, list[str]]:
-    """(must-include accuracy, mean surface, ids of the misses), fresh resolver, no LLM."""
-    config = ResolverConfig(
-        catalogOverridesFile=None, keywordCacheFile=str(cache) if cache else None
-    )
-    outcomes = asyncio.run(replay_cases(Resolver(config, llm=None), cases))
-    hits = sum(o.score.hit for o in outcomes)
-    surface = sum(o.score.surface for o in outcomes) / len(outcomes)
-    return hits / len(outcomes), surface, [o.id for o in outcomes if not o.score.hit]
-
-
 def run(out: Path, learn_paths: list[str], measure_path: str) -> None:
     os.chdir(REPO)
     out = Path(os.path.relpath(out, REPO))
@@ -84,10 +70,10 @@ def run(out: Path, learn_paths: list[str], measure_path: str) -> None:
         mcp_tuning.record(telemetry, Path(home), learn)
         learned = mcp_tuning.cli("cache", "learn", str(telemetry), "--file", str(cache))
         shown = mcp_tuning.cli("cache", "show", "--file", str(cache))
-        before = score(measured, None)
-        after = score(measured, cache)
-        learn_before = score(learn, None)
-        learn_after = score(learn, cache)
+        before = mcp_tuning.score(measured, None)
+        after = mcp_tuning.score(measured, None, cache)
+        learn_before = mcp_tuning.score(learn, None)
+        learn_after = mcp_tuning.score(learn, None, cache)
         learned = learned.replace(work + "/", "")
         shown = shown.replace(work + "/", "")
     fixed = sorted(set(before[2]) - set(after[2]))

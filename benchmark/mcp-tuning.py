@@ -99,10 +99,14 @@ def cli(*argv: str) -> str:
     return out.getvalue()
 
 
-def score(cases: CaseSet, overrides: Path | None) -> tuple[float, float, list[str]]:
-    """(must-include accuracy, mean surface, ids of the misses) of a fresh resolver."""
+def score(
+    cases: CaseSet, overrides: Path | None, cache: Path | None = None
+) -> tuple[float, float, list[str]]:
+    """(must-include accuracy, mean surface, ids of the misses) of a fresh resolver (no LLM),
+    with the override catalog and keyword cache files given (None: none)."""
     config = ResolverConfig(
-        catalogOverridesFile=str(overrides) if overrides else None, keywordCacheFile=None
+        catalogOverridesFile=str(overrides) if overrides else None,
+        keywordCacheFile=str(cache) if cache else None,
     )
     outcomes = asyncio.run(replay_cases(Resolver(config, llm=None), cases))
     hits = sum(o.score.hit for o in outcomes)
