@@ -53,7 +53,7 @@ from ._glossary import gloss
 from ._lang import latin_language, stopwords
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, fuse, passage_text
-from ._synonyms import related, synonyms
+from ._synonyms import products, products_in, related, synonyms
 from ._text import FirstChars, cjk_words, find_word, fold, has_cjk, tokens
 
 GLOSSARY = True
@@ -70,6 +70,12 @@ RELATED = True
 query at `RELATED_WEIGHT`."""
 RELATED_WEIGHT = 0.35
 """A related word counts this fraction of the cue the prompt used."""
+PRODUCTS = True
+"""Index a tool without catalog keywords whose name holds a product's name (`_synonyms.products`:
+``postgres__query``) with the words users say for that product ("table", "rows", "db") at
+`PRODUCT_WEIGHT` of a description word."""
+PRODUCT_WEIGHT = 0.35
+
 LOOKUP = True
 """A question about the current state of the world gets the look-up tools (`_lookup_list`)."""
 
@@ -336,6 +342,8 @@ def _build_index(
     tf_per_tool: list[dict[str, float]] = []
     desc_per_tool: list[dict[str, float]] = []
     written: dict[str, str] = {}  # the candidates' words as written -> their terms
+    product_words = products() if PRODUCTS and PRODUCT_WEIGHT > 0.0 else {}
+    implied: list[tuple[int, list[str]]] = []  # tool -> its product's words
     for position, (name, description) in enumerate(tools):
         tf: dict[str, float] = {}
         name_terms = tokens(name[:MAX_ID_CHARS], words=written)
@@ -383,6 +391,10 @@ def _build_index(
             tf[term] = tf.get(term, 0.0) + weight
         tf_per_tool.append(tf)
         desc_per_tool.append(desc)
+        if product_words and not catalog.keywords.get(name):
+            implied.append((position, products_in(product_words, name_terms)))
+    if implied:
+        _add_product_words(names, tf_per_tool, desc_per_tool, implied)
     # Length normalisation per script: a tool's Chinese/Japanese/Korean keywords do not make it
     # "longer" for an English query, nor its English text for a CJK one (adding words in one
     # language leaves every other language's ranking as it was).
@@ -462,6 +474,30 @@ def _build_index(
         len(split) > len(weights),
         bare_vocab,
     )
+
+
+def _add_product_words(
+    names: Sequence[str],
+    tf_per_tool: list[dict[str, float]],
+    desc_per_tool: list[dict[str, float]],
+    implied: Sequence[tuple[int, Sequence[str]]],
+) -> None:
+    """Give each tool the words of the product its name holds that its server lacks: a word
+    already in the text of any tool of the same server (the name before `FAMILY_SEPARATOR`;
+    a tool without one is its own server) adds nothing, so a product's words fill a server's
+    missing vocabulary ("table" for ``postgres__query``) instead of spreading a word one
+    sibling has over all of them."""
+    said: dict[str, set[str]] = {}
+    for i, name in enumerate(names):
+        family = name.split(FAMILY_SEPARATOR, 1)[0] if FAMILY_SEPARATOR in name else name
+        said.setdefault(family, set()).update(tf_per_tool[i])
+    for i, words in implied:
+        name = names[i]
+        family = name.split(FAMILY_SEPARATOR, 1)[0] if FAMILY_SEPARATOR in name else name
+        for term in words:
+            if term not in said[family]:
+                desc_per_tool[i][term] = DESCRIPTION_WEIGHT * PRODUCT_WEIGHT
+                tf_per_tool[i][term] = DESCRIPTION_WEIGHT * PRODUCT_WEIGHT
 
 
 def _links_as_url(text: str) -> str:

@@ -144,3 +144,52 @@ def related() -> Synonyms | None:
             if brings[0] not in cue:
                 built.add(cue, {brings[0]: 1.0})
     return built.table() if built.single or built.phrases else None
+
+
+MAX_PRODUCT_WORDS = 12
+"""Concept words read per product (`products`)."""
+MAX_PRODUCT_NAME_TERMS = 3
+
+
+@lru_cache(maxsize=1)
+def products() -> Mapping[tuple[str, ...], tuple[str, ...]]:
+    """The shipped product table (``catalogs/products.json``): a product's name or alias, as
+    terms ("postgres", "google maps") -> the terms of the words a user says for what it holds
+    or does without naming it ("database", "sql", "table", "rows"). Empty when the file is
+    missing or unreadable. A tool whose name holds a product's name (an MCP server is named
+    after its product: ``postgres__query``) is indexed with those words too
+    (`_offline.PRODUCT_WEIGHT`)."""
+    raw = shipped_table("products.json")
+    entries = raw.get("products") if raw is not None else None
+    if not isinstance(entries, list):
+        return {}
+    out: dict[tuple[str, ...], dict[str, None]] = {}
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        aliases = entry.get("aliases")
+        names = [entry.get("name"), *(aliases if isinstance(aliases, list) else ())]
+        means = entry.get("means")
+        words: dict[str, None] = {}
+        for word in means[:MAX_PRODUCT_WORDS] if isinstance(means, list) else ():
+            if isinstance(word, str):
+                words.update(dict.fromkeys(tokens(word)))
+        keys = [tuple(tokens(n.replace("-", " "))) for n in names if isinstance(n, str)]
+        named = {term for key in keys for term in key}  # a product's words are not its names
+        for key in keys:
+            if 0 < len(key) <= MAX_PRODUCT_NAME_TERMS:
+                own = out.setdefault(key, {})
+                own.update((w, None) for w in words if w not in named)
+    return {key: tuple(words) for key, words in out.items() if words}
+
+
+def products_in(
+    table: Mapping[tuple[str, ...], tuple[str, ...]], terms: Sequence[str]
+) -> list[str]:
+    """The concept terms of every product whose name is a run of `terms` (a tool name's
+    terms), in first-seen order."""
+    found: dict[str, None] = {}
+    for size in range(1, MAX_PRODUCT_NAME_TERMS + 1):
+        for i in range(len(terms) - size + 1):
+            found.update(dict.fromkeys(table.get(tuple(terms[i : i + size]), ())))
+    return [t for t in found if t not in terms]
