@@ -137,16 +137,29 @@ def has_marker(markers: Markers | None, clause: str, terms: Sequence[str] | None
 
 def _in_order(terms: Sequence[str], start: int, marker: Sequence[str]) -> list[int]:
     """Positions of `marker`'s words in `terms` from `start`, in order, each at most two
-    words after the previous one ([] when they are not there)."""
+    words after the previous one ([] when they are not there). No content word may come
+    between two function words of a marker: "write me a short haiku" holds "write a haiku" and
+    "explain recursion like I'm five" holds "explain like I'm five", but "what address is at
+    ..." does not hold "what is" (a question about one address, not a request to define
+    something)."""
     spots = [start]
     at = start
     for word in marker[1:]:
         nxt = next((j for j in range(at + 1, min(len(terms), at + 3)) if terms[j] == word), -1)
-        if nxt < 0:
+        if nxt < 0 or (
+            nxt > at + 1
+            and _is_function(word)
+            and _is_function(terms[at])
+            and not _is_function(terms[at + 1])
+        ):
             return []
         spots.append(nxt)
         at = nxt
     return spots
+
+
+def _is_function(term: str) -> bool:
+    return term in STOPWORDS or term in _function_words()
 
 
 @lru_cache(maxsize=1)

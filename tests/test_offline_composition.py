@@ -138,6 +138,17 @@ def test_conversational_clauses_are_set_aside(markers: Markers, prompt: str, tas
     assert task_text(markers, prompt) == task
 
 
+def test_no_content_word_comes_between_a_markers_function_words(markers: Markers) -> None:
+    """'what is' is a marker (a request to define something); 'what address is at 35.6586,
+    139.7454' asks about one address: the marker's function words may not be split by a noun.
+    A content word may still come before a marker's content word or after one."""
+    assert conversational(markers, "what is recursion")
+    assert not conversational(markers, "what address is at 35.6586, 139.7454")
+    assert task_text(markers, "What address is there?") == "What address is there?"
+    assert conversational(markers, "write me a short haiku")
+    assert conversational(markers, "explain recursion like I'm five")
+
+
 def test_a_clause_with_a_marker_and_a_task_is_a_task(markers: Markers) -> None:
     """'ok search the web for cheap flights to Tokyo' has a marker and far more."""
     assert not conversational(markers, "ok search the web for cheap flights to Tokyo")
