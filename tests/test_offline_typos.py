@@ -63,8 +63,10 @@ def test_a_typo_is_matched_as_written_not_only_by_its_stem(
 ) -> None:
     """'postgress' is one edit from 'postgres' as written, three from its stem 'postgr'; the
     typo still reaches the tool, and does not without matching the words as written. (The
-    related words are off: "rows" implies "sql", which would reach the tool without the typo.)"""
+    related words and the product words are off: "rows" implies "sql", and a Postgres tool is
+    indexed with "rows" and "table"; either would reach the tool without the typo.)"""
     monkeypatch.setattr("resolver._offline.RELATED", False)
+    monkeypatch.setattr("resolver._offline.PRODUCTS", False)
     tools = [
         ToolInfo(name="postgres_query", description="Run a read-only SQL query on Postgres."),
         ToolInfo(name="list_deployments", description="List Kubernetes deployments."),
