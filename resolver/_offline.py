@@ -635,6 +635,11 @@ def _close(parts: Sequence[str], positions: Mapping[str, list[int]]) -> bool:
     return False
 
 
+INDEX_WAIT_S = 30.0
+"""How long a caller waits for another caller's build of the same index before building its
+own (a turn's deadline ends its wait sooner: the pipeline answers without it)."""
+
+
 def _index_key(
     tools: tuple[tuple[str, str], ...], catalog: EffectiveCatalog, params: tuple[str, ...]
 ) -> tuple[str, int]:
@@ -651,6 +656,10 @@ class OfflineClassifier:
         self._indexes: OrderedDict[tuple[str, int], _Index] = OrderedDict()
         self._max_indexes = max_indexes
         self._lock = threading.Lock()
+        self._building: dict[tuple[str, int], threading.Event] = {}
+        """Indexes being built now: a second caller for the same key waits for the first (a
+        turn that arrives while the sidecar warms its surface does not build it a second time
+        beside the warm-up, doubling the CPU the first turn waits for)."""
         self.semantic = semantic
         """The optional semantic extra (None: lexical only)."""
 
@@ -686,12 +695,27 @@ class OfflineClassifier:
             if index is not None:
                 self._indexes.move_to_end(key)
                 return index
-        index = _build_index(tools, catalog, key, params)
-        with self._lock:
-            self._indexes[key] = index
-            while len(self._indexes) > self._max_indexes:
-                self._indexes.popitem(last=False)
-        return index
+            running = self._building.get(key)
+            if running is None:
+                self._building[key] = threading.Event()
+        if running is not None:
+            running.wait(INDEX_WAIT_S)
+            with self._lock:
+                index = self._indexes.get(key)
+            if index is not None:
+                return index
+            # the other build failed or is slow: build it here (nothing shared is changed)
+            return _build_index(tools, catalog, key, params)
+        try:
+            index = _build_index(tools, catalog, key, params)
+            with self._lock:
+                self._indexes[key] = index
+                while len(self._indexes) > self._max_indexes:
+                    self._indexes.popitem(last=False)
+            return index
+        finally:
+            with self._lock:
+                self._building.pop(key).set()
 
     def _query(
         self,

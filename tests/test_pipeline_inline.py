@@ -68,3 +68,35 @@ def test_a_large_surface_goes_to_a_thread(hops: list[str]) -> None:
     r.warm(tools)
     r.resolve_sync(TurnRequest(prompt="does thing 7", tools=tools))
     assert hops.count("classify_sync") == 1
+
+
+def test_a_turn_arriving_during_the_warm_up_waits_for_its_index_instead_of_building_it_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The sidecar warms a surface in a worker thread right after `configure`; a first turn
+    that arrives meanwhile used to build the same index beside it (twice the CPU, on a slow
+    host past the turn's deadline). Now the second caller waits for the first's build."""
+    import threading
+    import time
+
+    import resolver._offline as offline
+
+    builds: list[float] = []
+    real = offline._build_index
+
+    def slow_build(*args: Any, **kwargs: Any) -> Any:
+        builds.append(time.perf_counter())
+        time.sleep(0.3)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(offline, "_build_index", slow_build)
+    r = Resolver(ResolverConfig(coreTools=[], keywordCacheFile=""), llm=None)
+    tools = default_surface()
+    warming = threading.Thread(target=r.warm, args=(tools,))
+    warming.start()
+    while not builds:
+        time.sleep(0.005)
+    res = r.resolve_sync(TurnRequest(prompt="remind me at 9 to call mom", tools=tools))
+    warming.join()
+    assert "automations" in (res.tools_allow or [])
+    assert len(builds) == 1
