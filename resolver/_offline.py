@@ -72,9 +72,11 @@ RELATED_WEIGHT = 0.35
 """A related word counts this fraction of the cue the prompt used."""
 PRODUCTS = True
 """Index a tool without catalog keywords whose name holds a product's name (`_synonyms.products`:
-``postgres__query``) with the words users say for that product ("table", "rows", "db") at
-`PRODUCT_WEIGHT` of a description word."""
+``postgres__query``) with the words users say for that product ("table", "rows", "column")
+at `PRODUCT_WEIGHT` of a description word."""
 PRODUCT_WEIGHT = 0.35
+"""A product word counts this fraction of a description word (set before measuring, like
+`RELATED_WEIGHT`: implied evidence, never as strong as the tool's own text)."""
 
 LOOKUP = True
 """A question about the current state of the world gets the look-up tools (`_lookup_list`)."""
