@@ -489,15 +489,13 @@ def _add_product_words(
     a tool without one is its own server) adds nothing, so a product's words fill a server's
     missing vocabulary ("table" for ``postgres__query``) instead of spreading a word one
     sibling has over all of them."""
+    family = [name.split(FAMILY_SEPARATOR, 1)[0] for name in names]  # no separator: the name
     said: dict[str, set[str]] = {}
-    for i, name in enumerate(names):
-        family = name.split(FAMILY_SEPARATOR, 1)[0] if FAMILY_SEPARATOR in name else name
-        said.setdefault(family, set()).update(tf_per_tool[i])
+    for i, server in enumerate(family):
+        said.setdefault(server, set()).update(tf_per_tool[i])
     for i, words in implied:
-        name = names[i]
-        family = name.split(FAMILY_SEPARATOR, 1)[0] if FAMILY_SEPARATOR in name else name
         for term in words:
-            if term not in said[family]:
+            if term not in said[family[i]]:
                 desc_per_tool[i][term] = DESCRIPTION_WEIGHT * PRODUCT_WEIGHT
                 tf_per_tool[i][term] = DESCRIPTION_WEIGHT * PRODUCT_WEIGHT
 
