@@ -11,8 +11,10 @@ including hard ones that mention tool words), half tasks that need a tool — an
 - how many conversation turns get the core tools only today, and how many tasks do (a task
   given the core tools only has lost its tool, unless the tool it needs is a core one);
 - for simple gates a reviewer would try ("the best non-core score is below t", "a conversation
-  marker and the best score below t"): how many more conversation turns they would answer with
-  the core tools only, and how many tasks that keep a tool today they would strip.
+  marker and the best score below t", "no non-core tool's name word or whole catalog keyword is
+  in the prompt": only description words, parts of keyword phrases and typo matches found
+  something): how many more conversation turns they would answer with the core tools only, and
+  how many tasks that keep a tool today they would strip.
 
 The set is independent of `benchmark-v1-chitchat.json`, so the trade-off it shows is not fitted
 to the chit-chat cases. Nothing here changes the classifier.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -32,6 +35,7 @@ from resolver import Resolver, ResolverConfig, TurnRequest
 from resolver._catalog import CatalogStore
 from resolver._conversation import Markers, has_marker
 from resolver._surface import default_surface
+from resolver._text import fold, has_cjk, tokens
 from resolver.bench.harness import command_line
 
 THRESHOLDS = (2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
@@ -50,6 +54,30 @@ def main() -> int:
     core = set(config.core_tools)
     catalog = CatalogStore(config).current()
     markers = Markers.of(catalog.social + catalog.self_contained)
+    # per non-core tool: its name words and catalog keywords (each as its Latin terms, or as
+    # folded CJK text), the evidence a gate can call strong
+    named: list[tuple[set[str], list[tuple[str, ...]], list[str]]] = []
+    for tool in tools:
+        if tool.name in core:
+            continue
+        latin, cjk = [], []
+        for phrase in catalog.keywords.get(tool.name, ()):
+            if has_cjk(phrase):
+                cjk.append(fold(phrase).replace(" ", ""))
+            elif terms := tuple(tokens(phrase)):
+                latin.append(terms)
+        named.append((set(tokens(tool.name)), latin, cjk))
+
+    def says_a_tool(text: str) -> bool:
+        words = set(tokens(text))
+        folded = fold(text).replace(" ", "")
+        return any(
+            not name.isdisjoint(words)
+            or any(all(t in words for t in terms) for terms in latin)
+            or any(k in folded for k in cjk)
+            for name, latin, cjk in named
+        )
+
     rows = []
     for i, example in enumerate(examples):
         res = resolver.resolve_sync(
@@ -63,6 +91,7 @@ def main() -> int:
                 "tools": bool(extra),
                 "best": best,
                 "marker": has_marker(markers, example["text"]),
+                "says": says_a_tool(example["text"]),
             }
         )
     conv = [r for r in rows if r["conversation"]]
@@ -83,12 +112,20 @@ def main() -> int:
         "tasks stripped of the tools they keep today |",
         "|---|---:|---:|",
     ]
-    gates = [(f"best non-core score < {t:g}", t, False) for t in THRESHOLDS]
-    gates += [(f"a conversation marker and best < {t:g}", t, True) for t in THRESHOLDS]
-    for label, t, need_marker in gates:
+    gates = [(f"best non-core score < {t:g}", t, "") for t in THRESHOLDS]
+    gates += [(f"a conversation marker and best < {t:g}", t, "marker") for t in THRESHOLDS]
+    gates += [
+        (f"no non-core tool's name word or whole keyword, best < {t:g}", t, "unsaid")
+        for t in (*THRESHOLDS, math.inf)
+    ]
+    for label, t, kind in gates:
 
-        def gate(r: dict[str, object], t: float = t, need_marker: bool = need_marker) -> bool:
-            return bool(r["marker"] or not need_marker) and float(r["best"]) < t
+        def gate(r: dict[str, object], t: float = t, kind: str = kind) -> bool:
+            if kind == "marker" and not r["marker"]:
+                return False
+            if kind == "unsaid" and r["says"]:
+                return False
+            return float(r["best"]) < t
 
         won = [r for r in conv if not r["tools"] or gate(r)]
         lost = [r for r in tasks if r["tools"] and gate(r)]
