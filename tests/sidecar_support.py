@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from resolver.hosts.openclaw._sidecar import Sidecar as InProcessSidecar
@@ -80,8 +80,13 @@ class InProcessHost:
     """Drives an in-process sidecar the way the extension does, one frame at a time: a turn is
     ``resolve``, then ``llm_input``'s ``observe_surface`` for the same run."""
 
-    def __init__(self, tools: Sequence[Mapping[str, str]], prompt: str) -> None:
-        self.sidecar = InProcessSidecar()
+    def __init__(
+        self,
+        tools: Sequence[Mapping[str, str]],
+        prompt: str,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.sidecar = InProcessSidecar(clock=clock) if clock else InProcessSidecar()
         self.tools = list(tools)
         self.prompt = prompt
         self.runs = 0
@@ -104,14 +109,19 @@ class InProcessHost:
         prompt: str | None = None,
         session: str | None = "s1",
         shown: Sequence[Mapping[str, str]] | None = None,
+        host: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """One turn of `session` (None: no session in the ctx); the host's request then shows
-        `shown` (default: `tools`). Returns the resolve result."""
+        `shown` (default: `tools`); `host` is what the extension read from the live config
+        (``surfaceKey``, ``mcpServers``). Returns the resolve result."""
         self.runs += 1
         ctx: dict[str, Any] = {"runId": f"r{self.runs}"}
         if session is not None:
             ctx.update(sessionId=session, sessionKey=f"agent:main:{session}")
-        answer = await self.call("resolve", event={"prompt": prompt or self.prompt}, ctx=ctx)
+        params: dict[str, Any] = {"event": {"prompt": prompt or self.prompt}, "ctx": ctx}
+        if host is not None:
+            params["host"] = dict(host)
+        answer = await self.call("resolve", **params)
         tools = list(self.tools if shown is None else shown)
         await self.call("observe_surface", tools=tools, ctx={"runId": ctx["runId"]})
         return dict(answer["result"])

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from resolver._config import ResolverConfig
-from resolver.hosts.openclaw._sidecar import SURFACE_REFRESH_S
+from resolver.hosts.openclaw._sidecar import SURFACE_REFRESH_KEYED_S, SURFACE_REFRESH_S
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
@@ -36,6 +36,8 @@ def test_readme_describes_the_surface_refresh_the_sidecar_does() -> None:
     """The OpenClaw section names the age rule the code has, not a per-session abstain."""
     section = _section(README, "OpenClaw")
     assert SURFACE_REFRESH_S == 600 and "ten minutes old abstains" in section
+    assert SURFACE_REFRESH_KEYED_S == 3600 and "an hour old abstains" in section
+    assert "first turn after the config changes" in section
     assert "first turn of every new session" not in section
     assert "`/resolver refresh`" in section
 

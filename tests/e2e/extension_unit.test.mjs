@@ -171,6 +171,46 @@ test("configure carries OpenClaw's tools.toolSearch (false, true, or null when u
   assert.equal(extension.toolSearchSetting(hostile), null);
 });
 
+test("each resolve carries the live config's host view: surface key, MCP servers, Tool Search", async () => {
+  const s = setup();
+  const a = fakeApi({ pythonPath: s.python });
+  let live = { tools: { toolSearch: false }, mcp: { servers: { github: { env: { T: "t1" } } } } };
+  a.api.config = { tools: {} }; // the registration snapshot: stale once the config hot-reloads
+  a.api.runtime = { version: "2026.9.6", config: { current: () => live } };
+  plugin.register(a.api);
+  await a.hooks.before_prompt_build.handler(EVENT, CTX);
+  live = { ...live, mcp: { servers: { github: { env: { T: "t2" } } } } }; // a rotated token
+  await a.hooks.before_prompt_build.handler(EVENT, { ...CTX, runId: "r2" });
+  live = { ...live, plugins: { entries: { jira: { enabled: true } } } }; // another plugin
+  await a.hooks.before_prompt_build.handler(EVENT, { ...CTX, runId: "r3" });
+  const hosts = s.frames().filter((f) => f.method === "resolve").map((f) => f.params.host);
+  assert.equal(hosts.length, 3);
+  assert.deepEqual(hosts[0].mcpServers, [{ name: "github", enabled: true }]);
+  assert.equal(hosts[0].toolSearch, false);
+  assert.match(hosts[0].surfaceKey, /^[0-9a-f]{32}$/);
+  assert.equal(hosts[1].surfaceKey, hosts[0].surfaceKey, "a secret's value is never read");
+  assert.notEqual(hosts[2].surfaceKey, hosts[1].surfaceKey, "a config change changes the key");
+  assert.ok(!JSON.stringify(s.frames()).includes("t1"), "no config value reaches a frame");
+});
+
+test("surfaceKey: canonical, version-aware, skips meta, bounded, never throws", () => {
+  const key = extension.surfaceKey;
+  const base = { tools: { deny: ["exec"] }, agents: { list: [{ id: "main" }] } };
+  assert.equal(key(base, "v1"), key({ agents: base.agents, tools: base.tools }, "v1"));
+  assert.notEqual(key(base, "v1"), key(base, "v2"));
+  assert.notEqual(key(base, "v1"), key({ ...base, tools: { deny: ["read"] } }, "v1"));
+  assert.equal(key(base, "v1"), key({ ...base, meta: { lastTouchedAt: "now" } }, "v1"));
+  assert.equal(key({ gateway: { auth: { token: "a" } } }), key({ gateway: { auth: { token: "b" } } }));
+  assert.equal(key(undefined), null);
+  assert.equal(key({ get tools() { throw new Error("boom"); } }), null);
+  let deep = {};
+  for (let i = 0; i < 100; i++) deep = { d: deep };
+  assert.equal(key(deep), null);
+  assert.equal(key({ big: Array.from({ length: 300_000 }, () => 1) }), null);
+  assert.equal(extension.hostView({ runtime: { config: { current() { throw new Error("x"); } } } }), undefined);
+  assert.equal(extension.hostView({}), undefined);
+});
+
 test("resolve params carry only the last 50 messages and JSON-safe ctx fields", async () => {
   const s = setup();
   const a = fakeApi({ pythonPath: s.python });

@@ -17,12 +17,19 @@ import pytest
 
 from .harness import Gateway, OpenClawHome, module_sidecar
 from .mock_llm import ClassifierReply, LoggedRequest, MockLLM
-from .test_openclaw_real_sidecar import GATEWAY_FULL_SURFACE, install, telemetry_lines, wait_for
+from .test_openclaw_real_sidecar import (
+    GATEWAY_FULL_SURFACE,
+    install,
+    surface_state_path,
+    telemetry_lines,
+    wait_for,
+)
 
 pytestmark = pytest.mark.e2e
 
 PROMPT = "Search the web for today's weather in Paris"
 SESSION_KEY = "agent:main:main"
+REFRESH = ["surface_refresh_abstain"]
 
 
 def gateway_call(gateway: Gateway, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -96,6 +103,56 @@ def test_resolver_refresh_chat_command_refreshes_the_session(
     assert len(mock_llm.primary_requests[-2].tool_names) == GATEWAY_FULL_SURFACE
     assert "reuse_miss_refresh" in codes[4] and lines[4]["source"] == "llm", codes
     assert len(mock_llm.classifier_requests) == 2, log[-3000:]  # turns 2 and 5
+
+
+def test_a_hot_reloaded_config_change_refreshes_the_surface_once(
+    openclaw_home: OpenClawHome, mock_llm: MockLLM
+) -> None:
+    """The extension sends a fingerprint of OpenClaw's live config with every turn: turns on an
+    unchanged config stay narrowed (no periodic full-surface turn), and the first turn after a
+    hot-reloaded `tools` change keeps the whole surface, which now lacks the denied tool."""
+
+    def classify(req: LoggedRequest) -> ClassifierReply:
+        return ClassifierReply(tools=("web_search", "web_fetch"), confidence=0.95)
+
+    mock_llm.classifier_responder = classify
+    install(openclaw_home, mock_llm)
+    prompts = [f"{PROMPT}, take {n}" for n in range(100)]
+    with openclaw_home.start_gateway() as gateway:
+        for prompt in prompts[:3]:  # unknown surface (abstain), then narrowed twice
+            assert gateway.turn(prompt).returncode == 0
+        wait_for(lambda: len(telemetry_lines(openclaw_home)) >= 3, "3 telemetry lines")
+        state = json.loads(surface_state_path(openclaw_home).read_text())
+        key = state.get("surfaceKey")
+        assert isinstance(key, str) and len(key) == 32, state.get("surfaceKey")
+        tools = {**openclaw_home.read_config().get("tools", {}), "deny": ["canvas"]}
+        openclaw_home.update_config(tools=tools)  # hot-applies: no plugin re-registration
+        time.sleep(3)  # the Gateway's watcher debounces, then applies the change
+
+        def refreshed() -> bool:
+            count = len(telemetry_lines(openclaw_home))
+            assert gateway.turn(prompts[count]).returncode == 0
+            wait_for(lambda: len(telemetry_lines(openclaw_home)) > count, "the turn's line")
+            return telemetry_lines(openclaw_home)[count]["reasonCodes"] == REFRESH
+
+        wait_for(refreshed, "a turn that re-takes the surface after the change", timeout=60)
+        turns = len(telemetry_lines(openclaw_home)) + 1
+        assert gateway.turn(prompts[turns - 1]).returncode == 0
+        log = gateway.log()
+    lines = wait_for(
+        lambda: (lambda got: got if len(got) >= turns else None)(telemetry_lines(openclaw_home)),
+        f"{turns} telemetry lines",
+    )
+    codes = [line["reasonCodes"] for line in lines]
+    assert "surface_unknown_abstain" in codes[0], codes
+    assert all(line["toolsAllow"] for line in lines[1:3]), codes  # no refresh before the change
+    refresh = codes.index(["surface_refresh_abstain"])
+    assert refresh >= 3 and all(c != ["surface_refresh_abstain"] for c in codes[refresh + 1 :])
+    assert lines[-1]["toolsAllow"], codes  # narrowed again after the refresh
+    full = mock_llm.primary_requests[refresh].tool_names
+    assert "canvas" not in full and len(full) == GATEWAY_FULL_SURFACE - 1, (len(full), log[-2000:])
+    after = json.loads(surface_state_path(openclaw_home).read_text())["surfaceKey"]
+    assert after != key
 
 
 def test_install_fixes_a_json5_config_with_the_legacy_key(openclaw_home: OpenClawHome) -> None:

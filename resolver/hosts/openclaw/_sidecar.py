@@ -12,11 +12,13 @@ The candidate surface (OpenClaw sends no tool list with the hook):
   ``surfaceStateFile`` so a one-shot host process (``openclaw agent --local``) starts with it;
 - the candidates are then the shipped catalog's OpenClaw tools plus every tool the host has
   shown (a union per process: after a narrowed turn ``llm_input`` shows only the narrowed set);
-- it stays current: once the last full view is older than ``SURFACE_REFRESH_S`` (ten
-  minutes), the next turn abstains (``surface_refresh_abstain``) so the host sends — and
-  shows — its whole surface. A tool that appears later (a new MCP server, another plugin) is
-  therefore offered within ten minutes; `resolver install openclaw` or deleting the state file
-  makes the next turn refresh at once.
+- it stays current: each ``resolve`` may carry ``host.surfaceKey``, a fingerprint of the
+  host's live config; a turn whose key differs from the one the view was taken under abstains
+  (``surface_refresh_abstain``) so the host sends — and shows — its whole surface. Otherwise
+  the view is re-taken once it is older than ``SURFACE_REFRESH_KEYED_S`` (an hour), or
+  ``SURFACE_REFRESH_S`` (ten minutes) for a host that sends no key. A tool that appears later
+  (another plugin) is therefore offered from the turn after the config changed;
+  `resolver install openclaw` or deleting the state file makes the next turn refresh at once.
 
 Controls (docs/openclaw-protocol.md, "Controls"): ``refresh`` makes a session's next turn
 keep the full surface (re-taking the whole view) and the turn after it be classified afresh
@@ -71,6 +73,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger("resolver")
 
 SURFACE_REFRESH_S = 600.0
+"""Age of the last full view after which a turn re-takes it, when the host sends no surface key."""
+SURFACE_REFRESH_KEYED_S = 3600.0
+"""The same when the host sends a surface key (a fingerprint of its config): a config change
+refreshes at once, so the age rule only catches what the config does not show."""
+MAX_SURFACE_KEY_CHARS = 128
 MAX_SESSIONS_TRACKED = 10_000
 MAX_SESSIONS_SAVED = 2_000
 NULL_MEANS_OFF = frozenset({"keywordCacheFile", "catalogOverridesFile", "surfaceStateFile"})
@@ -106,7 +113,12 @@ class SurfaceView:
     last_full_view: float | None = None
     """Wall time the host last showed an un-narrowed surface (a turn the resolver abstained on)."""
     sessions: dict[str, None] = field(default_factory=dict)
-    abstained_runs: dict[str, None] = field(default_factory=dict)
+    abstained_runs: dict[str, str | None] = field(default_factory=dict)
+    """Runs the resolver abstained on (their `llm_input` shows the whole surface) -> the
+    host's surface key when they were resolved."""
+    surface_key: str | None = None
+    """The host's surface key (``host.surfaceKey`` of a `resolve`) when the last full view
+    was taken; a turn carrying another key re-takes the view."""
     mcp_servers: dict[str, Any] = field(default_factory=dict)
     """What ``resolver openclaw sync-mcp`` found per MCP server (``mcpServers`` in the file)."""
     path: Path | None = None
@@ -114,7 +126,16 @@ class SurfaceView:
     """(mtime_ns, size) of the file when last read or written: another writer changed it if
     the file's differs (`reload_if_changed`)."""
 
-    def observe(self, tools: list[dict[str, Any]], run_id: str | None, now: float) -> int:
+    def observe(
+        self,
+        tools: list[dict[str, Any]],
+        run_id: str | None,
+        now: float,
+        key: str | None = None,
+    ) -> int:
+        """Add what the host showed; a whole surface (a run we abstained on, or one we cannot
+        place) also stamps the view's time and surface key (``key``: the latest one seen,
+        used when the run's own is not recorded)."""
         for tool in tools[:MAX_CANDIDATES]:
             name = tool.get("name") if isinstance(tool, dict) else None
             if (
@@ -133,6 +154,7 @@ class SurfaceView:
                     self.params[clean(name)] = clip(words, MAX_PARAMETERS_CHARS)
         if run_id is None or run_id in self.abstained_runs or self.last_full_view is None:
             self.last_full_view = now
+            self.surface_key = self.abstained_runs.get(run_id or "", key) or key
         return len(self.tools)
 
     def remember_session(self, session: str) -> bool:
@@ -176,6 +198,10 @@ class SurfaceView:
             view.params = {k: v for k, v in params.items() if isinstance(v, str)}
         seen = data.get("lastFullView")
         view.last_full_view = float(seen) if isinstance(seen, int | float) else None
+        key = data.get("surfaceKey")
+        view.surface_key = (
+            key if isinstance(key, str) and len(key) <= MAX_SURFACE_KEY_CHARS else None
+        )
         sessions = data.get("sessions")
         if isinstance(sessions, list):
             view.sessions = dict.fromkeys(s for s in sessions if isinstance(s, str))
@@ -223,6 +249,7 @@ class SurfaceView:
             "tools": self.tools,
             "params": self.params,
             "lastFullView": self.last_full_view,
+            "surfaceKey": self.surface_key,
             "sessions": list(self.sessions)[-MAX_SESSIONS_SAVED:],
             "mcpServers": self.mcp_servers,
         }
@@ -269,6 +296,8 @@ class Sidecar:
         self.mcp_servers: list[tuple[str, bool]] = []
         """OpenClaw's ``mcp.servers`` (name, enabled), as the extension read them."""
         self._mcp_warned = False
+        self._surface_key: str | None = None
+        """The host's surface key of the latest `resolve` that carried one."""
         self._search_setting: bool | None = None
         """OpenClaw's ``tools.toolSearch`` as the extension read it (None: unset, on by
         default in 2026.9.x; False: off)."""
@@ -287,7 +316,9 @@ class Sidecar:
         surface = params.get("surface") is not False
         if params.get("all") is True:
             if surface and self.surface.last_full_view is not None:
-                self.surface.last_full_view = 0.0  # stale now: the next turn re-takes the view
+                # stale now: the next turn re-takes the view (by age, and by key)
+                self.surface.last_full_view = 0.0
+                self.surface.surface_key = None
                 self.surface.save()
             cleared = self.clear_reuse({"all": True})["cleared"]
             return {"ok": True, "sessions": "all", "surface": surface, "cleared": cleared}
@@ -330,7 +361,9 @@ class Sidecar:
             if method == "configure":
                 result = await self.configure(params.get("config") or {}, params.get("host"))
             elif method == "resolve":
-                result = await self.resolve(params.get("event") or {}, params.get("ctx") or {})
+                result = await self.resolve(
+                    params.get("event") or {}, params.get("ctx") or {}, params.get("host")
+                )
             elif method == "observe_surface":
                 raw_tools = params.get("tools")
                 tools: list[dict[str, Any]] = raw_tools if isinstance(raw_tools, list) else []
@@ -340,7 +373,7 @@ class Sidecar:
                 before = len(self.surface.tools)
                 if run_id is None or run_id in self.surface.abstained_runs:
                     self._search_shown = self._shows_search(tools)  # a whole surface
-                known = self.surface.observe(tools, run_id, self.clock())
+                known = self.surface.observe(tools, run_id, self.clock(), self._surface_key)
                 if known != before:
                     self._warm_soon()
                 self.surface.save()
@@ -514,7 +547,40 @@ class Sidecar:
         self._last_candidates = (key, tuple(tools))
         return tools
 
-    async def resolve(self, event: Mapping[str, Any], ctx: Mapping[str, Any]) -> dict[str, Any]:
+    def _adopt_host(self, host: Any) -> str | None:
+        """What the extension read from OpenClaw's live config for this turn (``host`` of a
+        `resolve`; the config can change without a new `configure`): the MCP servers and the
+        Tool Search setting replace the configure-time ones when present. Returns the surface
+        key (a fingerprint of the config, never its values), or None."""
+        if not isinstance(host, dict):
+            return None
+        if "mcpServers" in host:
+            servers = host_mcp_servers(host)
+            if servers != self.mcp_servers:
+                self.mcp_servers = servers
+                self._mcp_warned = False
+        if "toolSearch" in host:
+            setting = host.get("toolSearch")
+            self._search_setting = setting if isinstance(setting, bool) else None
+        key = host.get("surfaceKey")
+        if isinstance(key, str) and 0 < len(key) <= MAX_SURFACE_KEY_CHARS:
+            self._surface_key = key
+            return key
+        return None
+
+    def _view_is_stale(self, key: str | None, now: float) -> bool:
+        """The view must be re-taken this turn: the host's surface key differs from the one
+        the view was taken under, or the view is older than the age rule."""
+        if self.surface.last_full_view is None:
+            return False
+        if key is not None and key != self.surface.surface_key:
+            return True
+        limit = SURFACE_REFRESH_KEYED_S if key is not None else SURFACE_REFRESH_S
+        return now - self.surface.last_full_view > limit
+
+    async def resolve(
+        self, event: Mapping[str, Any], ctx: Mapping[str, Any], host: Any = None
+    ) -> dict[str, Any]:
         if self.resolver is None:
             self.resolver = Resolver(ResolverConfig())
         session = _str(ctx.get("sessionId")) or _str(ctx.get("sessionKey"))
@@ -530,7 +596,8 @@ class Sidecar:
         surface_known = self.surface.last_full_view is not None
         if session is not None:
             self.surface.remember_session(session)
-        stale = surface_known and now - (self.surface.last_full_view or now) > SURFACE_REFRESH_S
+        key = self._adopt_host(host)
+        stale = self._view_is_stale(key, now)
         control = control_prompt(event)
         if control is not None:
             verb, everyone = control
@@ -583,7 +650,7 @@ class Sidecar:
         else:
             resolution = await self.resolver.resolve(request)
         if resolution.tools_allow is None and run_id is not None:
-            self.surface.abstained_runs[run_id] = None
+            self.surface.abstained_runs[run_id] = key
             if len(self.surface.abstained_runs) > MAX_SESSIONS_TRACKED:
                 self.surface.abstained_runs.pop(next(iter(self.surface.abstained_runs)))
         return _answer(resolution)

@@ -9,6 +9,7 @@
 // a malformed `toolsAllow` (OpenClaw turns one into `[]`, which strips every optional tool).
 
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { homedir, tmpdir } from "node:os";
 
 const PLUGIN_ID = "openclaw-tool-resolver";
@@ -46,6 +47,11 @@ const BACKOFF_MAX_MS = 60_000;
 const STOP_GRACE_MS = 1000;
 const CONFIGURE_TIMEOUT_MS = 10_000;
 const EXIT_DRAIN_MS = 100;
+// The surface key: a fingerprint of OpenClaw's live config (docs/openclaw-protocol.md).
+const KEY_SKIPPED = new Set(["meta", "wizard"]); // top-level parts rewritten by every write
+const KEY_SECRET = /key|token|secret|passw|auth|credential|cookie|env|header/i; // values unread
+const MAX_KEY_NODES = 200_000; // a bigger config gets no key (the sidecar's age rule applies)
+const MAX_KEY_DEPTH = 64;
 
 // Context fields forwarded to the sidecar. Everything else in ctx (functions, trace objects,
 // channel details, sender identities) stays in the host.
@@ -327,6 +333,84 @@ export function toolSearchSetting(hostConfig) {
     return typeof value === "boolean" ? value : null;
   } catch {
     return null;
+  }
+}
+
+/**
+ * A fingerprint of the parts of OpenClaw's config that can change its tool surface (plugins,
+ * tools, MCP servers, agents, channels...: everything but `meta`/`wizard`), plus the OpenClaw
+ * version: the first 32 hex digits of a SHA-256 over a canonical walk (keys sorted). The
+ * values of secret-like keys (`apiKey`, `token`, `env`, `headers`, ...) are never read, so
+ * a rotated credential changes nothing and no credential reaches the hash. Bounded (nodes,
+ * depth); null when the config cannot be read or is too big. Never throws.
+ */
+export function surfaceKey(hostConfig, version) {
+  try {
+    if (!isPlainObject(hostConfig)) return null;
+    const hash = createHash("sha256");
+    hash.update(`openclaw ${typeof version === "string" ? version : "?"}\n`);
+    let nodes = 0;
+    const walk = (value, depth) => {
+      nodes += 1;
+      if (nodes > MAX_KEY_NODES || depth > MAX_KEY_DEPTH) throw new Error("config too large");
+      if (Array.isArray(value)) {
+        hash.update("[");
+        for (const item of value) {
+          walk(item, depth + 1);
+          hash.update(",");
+        }
+        hash.update("]");
+      } else if (isPlainObject(value)) {
+        hash.update("{");
+        for (const name of Object.keys(value).sort()) {
+          if (depth === 0 && KEY_SKIPPED.has(name)) continue;
+          hash.update(`${JSON.stringify(name)}:`);
+          if (KEY_SECRET.test(name)) hash.update("*");
+          else walk(value[name], depth + 1);
+          hash.update(",");
+        }
+        hash.update("}");
+      } else {
+        const text = typeof value === "string" ? JSON.stringify(value) : String(value);
+        hash.update(`${typeof value}:${text}`);
+      }
+    };
+    walk(hostConfig, 0);
+    return hash.digest("hex").slice(0, 32);
+  } catch {
+    return null;
+  }
+}
+
+const hostViews = new WeakMap(); // config snapshot -> its host view (the snapshot is reused)
+
+/**
+ * What the sidecar needs to know of OpenClaw's live config this turn: the surface key, the MCP
+ * servers and the Tool Search setting. `tools`, `mcp` and `agents` changes hot-apply without
+ * registering plugins again, so this is read per turn (`api.runtime.config.current()`, the
+ * registration snapshot when the host has no such call). Never throws.
+ */
+export function hostView(api) {
+  try {
+    let config;
+    try {
+      config = api?.runtime?.config?.current?.();
+    } catch {
+      config = undefined;
+    }
+    if (!isPlainObject(config)) config = api?.config;
+    if (!isPlainObject(config)) return undefined;
+    const cached = hostViews.get(config);
+    if (cached) return cached;
+    const view = {
+      surfaceKey: surfaceKey(config, api?.runtime?.version),
+      mcpServers: mcpServerList(config),
+      toolSearch: toolSearchSetting(config),
+    };
+    hostViews.set(config, view);
+    return view;
+  } catch {
+    return undefined;
   }
 }
 
@@ -731,15 +815,14 @@ function getManager() {
 
 // ---- hooks ------------------------------------------------------------------------------
 
-function makeBeforePromptBuild(manager, settings, logger) {
+function makeBeforePromptBuild(manager, settings, logger, readHost = () => undefined) {
   return async function beforePromptBuild(event, ctx) {
     try {
       const started = Date.now();
-      const reply = await manager.call(
-        "resolve",
-        { event: pickEvent(event), ctx: pickCtx(ctx) },
-        { timeoutMs: settings.sidecarTimeoutMs },
-      );
+      const params = { event: pickEvent(event), ctx: pickCtx(ctx) };
+      const host = readHost();
+      if (host) params.host = host;
+      const reply = await manager.call("resolve", params, { timeoutMs: settings.sidecarTimeoutMs });
       if (!reply.ok) {
         const line = `[${PLUGIN_ID}] abstain (${reply.reason}) ${Date.now() - started}ms`;
         if (settings.logDecisions) logger.info?.(line);
@@ -913,7 +996,8 @@ const plugin = {
       }
     }
 
-    api.on("before_prompt_build", makeBeforePromptBuild(manager, settings, logger), {
+    const readHost = () => hostView(api);
+    api.on("before_prompt_build", makeBeforePromptBuild(manager, settings, logger, readHost), {
       timeoutMs: settings.hookTimeoutMs,
     });
     api.on("llm_input", makeLlmInput(manager));
