@@ -193,20 +193,22 @@ test("each resolve carries the live config's host view: surface key, MCP servers
   assert.ok(!JSON.stringify(s.frames()).includes("t1"), "no config value reaches a frame");
 });
 
-test("surfaceKey: canonical, version-aware, skips meta, bounded, never throws", () => {
+test("surfaceKey: version-aware, skips meta, secrets unread, bounded, never throws", () => {
   const key = extension.surfaceKey;
   const base = { tools: { deny: ["exec"] }, agents: { list: [{ id: "main" }] } };
-  assert.equal(key(base, "v1"), key({ agents: base.agents, tools: base.tools }, "v1"));
+  assert.equal(key(base, "v1"), key({ tools: { deny: ["exec"] }, agents: base.agents }, "v1"));
   assert.notEqual(key(base, "v1"), key(base, "v2"));
   assert.notEqual(key(base, "v1"), key({ ...base, tools: { deny: ["read"] } }, "v1"));
   assert.equal(key(base, "v1"), key({ ...base, meta: { lastTouchedAt: "now" } }, "v1"));
   assert.equal(key({ gateway: { auth: { token: "a" } } }), key({ gateway: { auth: { token: "b" } } }));
   assert.equal(key(undefined), null);
   assert.equal(key({ get tools() { throw new Error("boom"); } }), null);
-  let deep = {};
-  for (let i = 0; i < 100; i++) deep = { d: deep };
-  assert.equal(key(deep), null);
-  assert.equal(key({ big: Array.from({ length: 300_000 }, () => 1) }), null);
+  const cycle = { tools: {} };
+  cycle.tools.self = cycle;
+  assert.equal(key(cycle), null);
+  assert.equal(key({ big: "x".repeat(9 * 1024 * 1024) }), null);
+  assert.match(key({ nested: { meta: 1 } }), /^[0-9a-f]{32}$/); // only the top-level meta skipped
+  assert.notEqual(key({ nested: { meta: 1 } }), key({ nested: { meta: 2 } }));
   assert.equal(extension.hostView({ runtime: { config: { current() { throw new Error("x"); } } } }), undefined);
   assert.equal(extension.hostView({}), undefined);
 });

@@ -50,8 +50,8 @@ const EXIT_DRAIN_MS = 100;
 // The surface key: a fingerprint of OpenClaw's live config (docs/openclaw-protocol.md).
 const KEY_SKIPPED = new Set(["meta", "wizard"]); // top-level parts rewritten by every write
 const KEY_SECRET = /key|token|secret|passw|auth|credential|cookie|env|header/i; // values unread
-const MAX_KEY_NODES = 200_000; // a bigger config gets no key (the sidecar's age rule applies)
-const MAX_KEY_DEPTH = 64;
+const MAX_KEY_CHARS = 8 * 1024 * 1024; // a bigger config gets no key (the age rule applies)
+const MAX_KEY_NAMES = 10_000; // remembered secret-name tests
 
 // Context fields forwarded to the sidecar. Everything else in ctx (functions, trace objects,
 // channel details, sender identities) stays in the host.
@@ -336,47 +336,38 @@ export function toolSearchSetting(hostConfig) {
   }
 }
 
+const secretNames = new Map(); // key name -> KEY_SECRET matches it (names repeat across turns)
+
+function secretName(name) {
+  let secret = secretNames.get(name);
+  if (secret === undefined) {
+    secret = KEY_SECRET.test(name);
+    if (secretNames.size >= MAX_KEY_NAMES) secretNames.clear();
+    secretNames.set(name, secret);
+  }
+  return secret;
+}
+
 /**
  * A fingerprint of the parts of OpenClaw's config that can change its tool surface (plugins,
  * tools, MCP servers, agents, channels...: everything but `meta`/`wizard`), plus the OpenClaw
- * version: the first 32 hex digits of a SHA-256 over a canonical walk (keys sorted). The
- * values of secret-like keys (`apiKey`, `token`, `env`, `headers`, ...) are never read, so
- * a rotated credential changes nothing and no credential reaches the hash. Bounded (nodes,
- * depth); null when the config cannot be read or is too big. Never throws.
+ * version: the first 32 hex digits of a SHA-256 over the config's JSON. The values of
+ * secret-like keys (`apiKey`, `token`, `env`, `headers`, ...) are replaced before they are
+ * serialised, so a rotated credential changes nothing and no credential reaches the hash.
+ * Key order counts (a reordered file costs one refresh). Null when the config cannot be
+ * serialised (a cycle, too deep) or its JSON is over MAX_KEY_CHARS. Never throws.
  */
 export function surfaceKey(hostConfig, version) {
   try {
     if (!isPlainObject(hostConfig)) return null;
-    const hash = createHash("sha256");
-    hash.update(`openclaw ${typeof version === "string" ? version : "?"}\n`);
-    let nodes = 0;
-    const walk = (value, depth) => {
-      nodes += 1;
-      if (nodes > MAX_KEY_NODES || depth > MAX_KEY_DEPTH) throw new Error("config too large");
-      if (Array.isArray(value)) {
-        hash.update("[");
-        for (const item of value) {
-          walk(item, depth + 1);
-          hash.update(",");
-        }
-        hash.update("]");
-      } else if (isPlainObject(value)) {
-        hash.update("{");
-        for (const name of Object.keys(value).sort()) {
-          if (depth === 0 && KEY_SKIPPED.has(name)) continue;
-          hash.update(`${JSON.stringify(name)}:`);
-          if (KEY_SECRET.test(name)) hash.update("*");
-          else walk(value[name], depth + 1);
-          hash.update(",");
-        }
-        hash.update("}");
-      } else {
-        const text = typeof value === "string" ? JSON.stringify(value) : String(value);
-        hash.update(`${typeof value}:${text}`);
-      }
-    };
-    walk(hostConfig, 0);
-    return hash.digest("hex").slice(0, 32);
+    const json = JSON.stringify(hostConfig, function replace(name, value) {
+      if (name === "") return value;
+      if (this === hostConfig && KEY_SKIPPED.has(name)) return undefined;
+      return secretName(name) ? "*" : value;
+    });
+    if (typeof json !== "string" || json.length > MAX_KEY_CHARS) return null;
+    const head = `openclaw ${typeof version === "string" ? version : "?"}\n`;
+    return createHash("sha256").update(head).update(json).digest("hex").slice(0, 32);
   } catch {
     return null;
   }
