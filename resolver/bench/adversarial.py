@@ -463,6 +463,23 @@ def family_sidecar_frames(ctx: Context) -> list[Trial]:
             b'search"}}}\n'
         )
         expect("invalid UTF-8 bytes in a frame", "utf8", sent, lambda f: "result" in f)
+        hostile_hosts: tuple[Any, ...] = (
+            [],
+            "host",
+            {"surfaceKey": 5, "mcpServers": "x", "toolSearch": {}},
+            {"surfaceKey": "k" * 100_000, "mcpServers": [{"name": 7}, None, {"name": "x" * 500}]},
+            {"mcpServers": [{"name": f"s{i}", "enabled": "no"} for i in range(20_000)]},
+        )
+        for i, host in enumerate(hostile_hosts):
+            frame = _frame(f"host{i}", "resolve", event={"prompt": "search the web"}, host=host)
+            frame["params"]["ctx"] = {"sessionId": "s", "runId": f"host{i}"}
+            sent = sc.send(frame)
+            expect(
+                f"malformed host view {i + 1} (types, a 100 KB key, 20,000 MCP servers)",
+                f"host{i}",
+                sent,
+                lambda f: "result" in f,
+            )
         lines_before = len(sc.lines)
         invalid: tuple[Any, ...] = (None, 5, {}, [], "", "i" * 300)
         for bad in invalid:
