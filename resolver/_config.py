@@ -140,6 +140,9 @@ class ResolverConfig(_Strict):
     shadow_sample_rate: float = Field(default=0.0, ge=0.0, le=1.0)
     surface_state_file: str | None = "~/.openclaw/resolver-surface.json"
     """OpenClaw sidecar: the host's tool surface kept between runs (None/"" = memory only)."""
+    mcp_auto_sync: bool = True
+    """OpenClaw sidecar: when a configured MCP server's tools are unknown, list them in the
+    background as `resolver openclaw sync-mcp --server NAME` does (false: only the command)."""
     python_path: str | None = None
     """OpenClaw extension only: the Python interpreter that runs the sidecar."""
     sidecar_timeout_ms: int | None = Field(default=None, ge=100, le=14500)

@@ -253,8 +253,10 @@ async def test_slow_answer_past_deadline_is_a_timeout(
     llm_server: LLMServer, surface: list[ToolInfo]
 ) -> None:
     """An answer the server delays past the deadline counts as a timeout, not a selection."""
-    llm_server.script(Reply(body=completion(GOOD).body, delay_s=2.0))
-    res = await resolve(await resolver_for(llm_server.base_url, llmTimeoutMs=300), surface)
+    llm_server.script(Reply(body=completion(GOOD).body, delay_s=3.0))
+    # 1 s, as above: at 300 ms a loaded host (load 8 on 2 cores) ended the turn in
+    # deadline_exceeded before the offline fallback ran
+    res = await resolve(await resolver_for(llm_server.base_url, llmTimeoutMs=1000), surface)
     assert "llm_timeout_fallback" in res.reason_codes and res.source == "keyword"
 
 

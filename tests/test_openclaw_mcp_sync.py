@@ -7,6 +7,7 @@ must keep the full surface for a configured MCP server rather than narrow its to
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import time
@@ -292,3 +293,85 @@ def test_an_override_catalog_describes_an_mcp_tool_by_its_openclaw_name(tmp_path
 
     assert "tracker__create_issue" not in pick(None)
     assert "tracker__create_issue" in pick(override)
+
+
+class _SidecarHost:
+    """An in-process sidecar whose surface state is a real file, driven like the extension."""
+
+    def __init__(self, state: Path, clock: Any = None, **config: Any) -> None:
+        self.sidecar = Sidecar(clock=clock) if clock else Sidecar()
+        self.config = {"surfaceStateFile": str(state), **config}
+        self.runs = 0
+
+    async def call(self, method: str, **params: Any) -> dict[str, Any]:
+        return await self.sidecar.handle({"id": "x", "method": method, "params": params})
+
+    async def start(self) -> None:
+        assert (await self.call("configure", config=self.config))["result"]["ok"]
+        await self.call("observe_surface", tools=OPENCLAW_TOOLS, ctx={})
+
+    async def turn(self, prompt: str, servers: list[dict[str, Any]]) -> dict[str, Any]:
+        self.runs += 1
+        ctx = {"sessionId": "s1", "runId": f"r{self.runs}"}
+        host = {"mcpServers": servers}
+        answer = await self.call("resolve", event={"prompt": prompt}, ctx=ctx, host=host)
+        return dict(answer["result"])
+
+    async def synced(self, timeout: float = 60) -> None:
+        """Wait for the background listing (bounded)."""
+        deadline = time.monotonic() + timeout
+        while (task := self.sidecar._mcp_sync) is not None and not task.done():
+            assert time.monotonic() < deadline, "the background MCP listing did not finish"
+            await asyncio.sleep(0.05)
+
+
+PROMPT = "create an issue in the octo/app repository titled crash on start"
+GITHUB = [{"name": "github", "enabled": True}]
+
+
+async def test_a_server_added_while_running_is_listed_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`openclaw mcp add` on a running Gateway: the turn that first names the server keeps the
+    full surface and starts the listing; once it is done the turns are narrowed with the
+    server's tools among the candidates — no command run by hand."""
+    state = tmp_path / "surface.json"
+    home = write_home(tmp_path, {"github": stdio()}, state)
+    monkeypatch.setenv("OPENCLAW_HOME", str(home))
+    host = _SidecarHost(state)
+    await host.start()
+    first = await host.turn(PROMPT, GITHUB)
+    assert first["toolsAllow"] is None
+    assert first["reasonCodes"] == ["mcp_surface_unknown_abstain"]
+    await host.synced()
+    assert "github__create_issue" in read_state(state)["tools"]
+    after = await host.turn(PROMPT, GITHUB)
+    assert after["toolsAllow"] and "github__create_issue" in after["toolsAllow"]
+
+
+async def test_auto_sync_off_and_a_failing_server_retried_at_most_every_ten_minutes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: Any
+) -> None:
+    """`mcpAutoSync: false` lists nothing (the command is the way); a server that fails to
+    start keeps every turn on the full surface and is tried again only after ten minutes."""
+    state = tmp_path / "surface.json"
+    home = write_home(tmp_path, {"github": stdio(MINI_MCP_MODE="exit")}, state)
+    monkeypatch.setenv("OPENCLAW_HOME", str(home))
+    off = _SidecarHost(state, mcpAutoSync=False)
+    await off.start()
+    assert (await off.turn(PROMPT, GITHUB))["reasonCodes"] == ["mcp_surface_unknown_abstain"]
+    assert off.sidecar._mcp_sync is None
+    on = _SidecarHost(state, clock=clock)
+    await on.start()
+    await on.turn(PROMPT, GITHUB)
+    first = on.sidecar._mcp_sync
+    assert first is not None
+    await on.synced()
+    clock.advance(60)
+    assert (await on.turn(PROMPT, GITHUB))["reasonCodes"] == ["mcp_surface_unknown_abstain"]
+    assert on.sidecar._mcp_sync is first  # not retried yet
+    clock.advance(600)
+    await on.turn(PROMPT, GITHUB)
+    assert on.sidecar._mcp_sync is not first  # tried again
+    await on.synced()
+    assert not any(name.startswith("github__") for name in read_state(state)["tools"])

@@ -46,6 +46,7 @@ from .test_openclaw_real_sidecar import (
     receipt,
     surface_state_path,
     telemetry_path,
+    wait_for,
     wait_telemetry,
 )
 
@@ -94,6 +95,7 @@ def install(
     openclaw_install: OpenClawInstall,
     home: OpenClawHome,
     *args: str,
+    **plugin: Any,
 ) -> tuple[dict[str, McpServer], str]:
     """The six servers under ``mcp.servers``, then the plugin via ``resolver install openclaw``
     (offline classifier: no endpoint, no key; ``tools.toolSearch=false``). Returns the servers
@@ -104,13 +106,22 @@ def install(
     home.write_config(None, extra={"mcp": mcp})
     done = home.install_with_resolver_cli(
         module_sidecar(),
-        {"logDecisions": True, "telemetryFile": str(telemetry_path(home))},
+        {"logDecisions": True, "telemetryFile": str(telemetry_path(home)), **plugin},
         args=args,
     )
     config = home.read_config()
     assert set(config["mcp"]["servers"]) == set(SERVERS)  # the install kept the mcp section
     assert config["tools"]["toolSearch"] is False
     return servers, done.stdout
+
+
+def mcp_servers_in(state: Path) -> dict[str, Any]:
+    """The servers a listing wrote into the sidecar's surface state (none: {})."""
+    try:
+        found = json.loads(state.read_text()).get("mcpServers")
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def marker_of(servers: dict[str, McpServer]) -> str:
@@ -199,31 +210,46 @@ def test_gateway_narrows_mcp_tools_after_install(
     assert_narrowed_call(turn2, line, full, turn1.tools_bytes)
 
 
+@pytest.mark.parametrize("auto", [False, True], ids=["by-command", "in-the-background"])
 def test_gateway_keeps_mcp_tools_until_they_are_synced(
     tmp_path: Path,
     openclaw_install: OpenClawInstall,
     openclaw_home: OpenClawHome,
     mock_llm: MockLLM,
+    auto: bool,
 ) -> None:
-    servers, installed = install(tmp_path, openclaw_install, openclaw_home, "--no-mcp-sync")
+    """Installed without listing the MCP tools: the GitHub turn keeps the full surface; then
+    either `resolver openclaw sync-mcp` (mcpAutoSync false) or the sidecar itself (default)
+    lists them, and the next turn is narrowed with the GitHub tool in it."""
+    servers, installed = install(
+        tmp_path, openclaw_install, openclaw_home, "--no-mcp-sync", mcpAutoSync=auto
+    )
     assert "mcp:" not in installed
     marker_of(servers)
     sidecar = module_sidecar()
+    state = surface_state_path(openclaw_home)
 
     with openclaw_home.start_gateway() as gateway:
         gateway.turn(WARM_PROMPT, timeout=240)  # abstains: OpenClaw's own surface not seen yet
         wait_telemetry(openclaw_home, 1)
         unsynced = gateway.turn(GITHUB_PROMPT, timeout=240)
         lines = wait_telemetry(openclaw_home, 2)
-        where = str(openclaw_home.config_path.parent)
-        synced = openclaw_home.resolver_cli(
-            sidecar, "openclaw", "sync-mcp", "--openclaw-home", where
-        )
+        if auto:
+            listed = lambda: "github" in mcp_servers_in(state)  # noqa: E731
+            wait_for(listed, "the sidecar's background listing", timeout=180)
+        else:
+            assert mcp_servers_in(state) == {}  # nothing lists them but the command
+            where = str(openclaw_home.config_path.parent)
+            synced = openclaw_home.resolver_cli(
+                sidecar, "openclaw", "sync-mcp", "--openclaw-home", where
+            )
+            assert synced.returncode == 0, synced.stdout + synced.stderr
+            assert "github: 26 tools" in synced.stdout
         after = gateway.turn("Open a GitHub issue in acme/api titled 'flaky test'", timeout=240)
         log = gateway.log()
     assert unsynced.returncode == 0 and after.returncode == 0, log[-3000:]
-    assert synced.returncode == 0, synced.stdout + synced.stderr
-    assert "github: 26 tools" in synced.stdout
+    if auto:
+        assert "listing them in the background" in log, log[-3000:]
 
     requests = mock_llm.primary_requests
     full = set(requests[0].tool_names)

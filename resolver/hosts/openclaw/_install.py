@@ -30,6 +30,7 @@ import os
 import shutil
 import sys
 import tempfile
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -324,23 +325,29 @@ def uninstall(*, home: str | None = None) -> UninstallReport:
 
 
 def sync_mcp(
-    *, home: str | None = None, only: list[str] | None = None, timeout: float | None = None
+    *,
+    home: str | None = None,
+    only: list[str] | None = None,
+    timeout: float | None = None,
+    state_file: Path | None = None,
+    lock: AbstractContextManager[Any] | None = None,
 ) -> SyncReport | None:
     """`resolver openclaw sync-mcp`: list the tools of the MCP servers in ``openclaw.json``
     into the sidecar's surface state (``_mcp.sync``). None when the config has no
-    ``mcp.servers`` or the surface state file is off."""
+    ``mcp.servers`` or the surface state file is off. ``state_file``/``lock``: the sidecar's
+    own file and write lock (its background sync), instead of the config's setting."""
     root = openclaw_home(home)
     cfg_path = config_path(root, explicit_home=home is not None)
     doc = ConfigDocument.read(cfg_path)
     if not servers_from_config(doc.data):
         return None
-    state = _setting(
+    state = state_file or _setting(
         _plugin_settings(doc.data), "surfaceStateFile", ResolverConfig().surface_state_file
     )
     if state is None:
         return None
     try:
-        return sync(doc.data, state, only=only, timeout=timeout or DEFAULT_TIMEOUT_S)
+        return sync(doc.data, state, only=only, timeout=timeout or DEFAULT_TIMEOUT_S, lock=lock)
     except KeyError as exc:
         raise ConfigError(
             f"{cfg_path}: mcp.servers has no server named {exc.args[0]}; "

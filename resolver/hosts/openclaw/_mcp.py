@@ -33,6 +33,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -449,11 +450,13 @@ def sync(
     *,
     only: Iterable[str] | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
+    lock: AbstractContextManager[Any] | None = None,
 ) -> SyncReport:
     """Probe the enabled stdio servers of an ``openclaw.json`` (``data``, parsed) and merge
     their tools into the surface state ``state_file``: a probed server's tools replace the ones
     it had there; a server that failed keeps what an earlier sync found. ``only`` limits the
-    servers probed (names under ``mcp.servers``)."""
+    servers probed (names under ``mcp.servers``). ``lock`` is held while the file is read,
+    merged and written (not while servers are probed): the sidecar's own writes take it too."""
     entries = servers_from_config(data)
     wanted = set(only) if only is not None else None
     if wanted is not None:
@@ -463,6 +466,16 @@ def sync(
         entries = [e for e in entries if e.name in wanted]
     with ThreadPoolExecutor(max_workers=MAX_PARALLEL) as pool:
         done = list(pool.map(lambda e: _probe_entry(e, timeout), entries))
+    with lock if lock is not None else contextlib.nullcontext():
+        _merge(state_file, entries, done)
+    return SyncReport(state_file=state_file, servers=[r for r, _ in done])
+
+
+def _merge(
+    state_file: Path,
+    entries: list[ServerEntry],
+    done: list[tuple[ServerResult, dict[str, tuple[str, str]]]],
+) -> None:
     state = _read_state(state_file)
     tools: dict[str, str] = state["tools"]
     params: dict[str, str] = state["params"]
@@ -485,7 +498,6 @@ def sync(
             "syncedAt": time.time(),
         }
     _write_state(state_file, state)
-    return SyncReport(state_file=state_file, servers=[r for r, _ in done])
 
 
 def _read_state(path: Path) -> dict[str, Any]:

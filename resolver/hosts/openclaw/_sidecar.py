@@ -41,6 +41,7 @@ import re
 import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -78,6 +79,9 @@ SURFACE_REFRESH_KEYED_S = 3600.0
 """The same when the host sends a surface key (a fingerprint of its config): a config change
 refreshes at once, so the age rule only catches what the config does not show."""
 MAX_SURFACE_KEY_CHARS = 128
+MCP_SYNC_RETRY_S = 600.0
+"""``mcpAutoSync``: the same set of unknown MCP servers is listed again at most this often
+(a server that fails to start, or one reached by URL, which is never probed)."""
 MAX_SESSIONS_TRACKED = 10_000
 MAX_SESSIONS_SAVED = 2_000
 NULL_MEANS_OFF = frozenset({"keywordCacheFile", "catalogOverridesFile", "surfaceStateFile"})
@@ -122,6 +126,8 @@ class SurfaceView:
     mcp_servers: dict[str, Any] = field(default_factory=dict)
     """What ``resolver openclaw sync-mcp`` found per MCP server (``mcpServers`` in the file)."""
     path: Path | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    """Held while the file is merged and written (`save`, the background MCP sync)."""
     stamp: tuple[int, int] | None = None
     """(mtime_ns, size) of the file when last read or written: another writer changed it if
     the file's differs (`reload_if_changed`)."""
@@ -243,6 +249,10 @@ class SurfaceView:
         another writer changed since our last read is merged first (`reload_if_changed`)."""
         if self.path is None:
             return
+        with self.lock:
+            self._save(self.path)
+
+    def _save(self, path: Path) -> None:
         self.reload_if_changed()
         payload = {
             "version": 1,
@@ -254,14 +264,14 @@ class SurfaceView:
             "mcpServers": self.mcp_servers,
         }
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(orjson.dumps(payload))
-            os.replace(tmp, self.path)
-            self.stamp = _stamp(self.path)
+            os.replace(tmp, path)
+            self.stamp = _stamp(path)
         except OSError as exc:
-            logger.warning("resolver sidecar: cannot save surface state %s (%s)", self.path, exc)
+            logger.warning("resolver sidecar: cannot save surface state %s (%s)", path, exc)
 
     def unknown_mcp_servers(self, configured: list[tuple[str, bool]]) -> list[str]:
         """The enabled servers of ``configured`` (name, enabled; declaration order) none of
@@ -296,6 +306,9 @@ class Sidecar:
         self.mcp_servers: list[tuple[str, bool]] = []
         """OpenClaw's ``mcp.servers`` (name, enabled), as the extension read them."""
         self._mcp_warned = False
+        self._mcp_sync: asyncio.Future[None] | None = None
+        """The background listing of unknown MCP servers' tools (``mcpAutoSync``), if one runs."""
+        self._mcp_sync_tried: dict[tuple[str, ...], float] = {}
         self._surface_key: str | None = None
         """The host's surface key of the latest `resolve` that carried one."""
         self._search_setting: bool | None = None
@@ -636,12 +649,16 @@ class Sidecar:
             # not list MCP tools), and a narrowed answer would remove them all. The observers
             # (telemetry) record the turn with the reason it abstained.
             code: ReasonCode = "surface_refresh_abstain" if stale else "mcp_surface_unknown_abstain"
+            syncing = bool(unknown_mcp) and self._sync_mcp_soon(unknown_mcp, now)
             if not stale and not self._mcp_warned:
                 self._mcp_warned = True
                 logger.warning(
                     "resolver sidecar: the tools of MCP server(s) %s are not known, so every "
-                    "turn keeps the full surface; run `resolver openclaw sync-mcp` to list them",
+                    "turn keeps the full surface; %s",
                     ", ".join(unknown_mcp[:10]),
+                    "listing them in the background (as `resolver openclaw sync-mcp` does)"
+                    if syncing
+                    else "run `resolver openclaw sync-mcp` to list them",
                 )
             request = request.model_copy(update={"tools": None})
             resolution = abstain("abstain", code, available=0, timings=Timings())
@@ -654,6 +671,57 @@ class Sidecar:
             if len(self.surface.abstained_runs) > MAX_SESSIONS_TRACKED:
                 self.surface.abstained_runs.pop(next(iter(self.surface.abstained_runs)))
         return _answer(resolution)
+
+    def _sync_mcp_soon(self, servers: list[str], now: float) -> bool:
+        """``mcpAutoSync``: list the tools of configured MCP servers the view does not know in
+        a worker thread, as `resolver openclaw sync-mcp --server ...` does (OpenClaw's
+        ``openclaw.json``, each server started and stopped); the view takes the file in when it
+        is done. True while such a listing runs or was just started."""
+        config = self.resolver.config if self.resolver is not None else None
+        path = self.surface.path
+        if config is None or not config.mcp_auto_sync or path is None:
+            return False
+        if self._mcp_sync is not None and not self._mcp_sync.done():
+            return True
+        key = tuple(sorted(servers))
+        last = self._mcp_sync_tried.get(key)
+        if last is not None and now - last < MCP_SYNC_RETRY_S:
+            return False
+        self._mcp_sync_tried[key] = now
+        while len(self._mcp_sync_tried) > MAX_SERVERS:
+            self._mcp_sync_tried.pop(next(iter(self._mcp_sync_tried)))
+        lock = self.surface.lock
+
+        def work() -> None:
+            from ._install import sync_mcp
+
+            try:
+                report = sync_mcp(only=list(key), state_file=path, lock=lock)
+            except Exception as exc:  # a bad openclaw.json, a server it does not name
+                logger.warning("resolver sidecar: listing MCP tools failed: %s", exc)
+                return
+            for result in report.servers if report is not None else ():
+                if result.error or result.skipped:
+                    why = result.error or result.skipped
+                    logger.warning("resolver sidecar: MCP server %s: %s", result.name, why)
+                else:
+                    logger.info(
+                        "resolver sidecar: MCP server %s: %d tools listed",
+                        result.name,
+                        len(result.tools),
+                    )
+
+        def taken_in(_: asyncio.Future[None]) -> None:
+            if self.surface.reload_if_changed():
+                self._mcp_warned = False
+                self._warm_soon()
+
+        task = asyncio.ensure_future(asyncio.to_thread(work))
+        self._mcp_sync = task
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        task.add_done_callback(taken_in)
+        return True
 
 
 def host_mcp_servers(host: Any) -> list[tuple[str, bool]]:
