@@ -95,10 +95,10 @@ class InProcessHost:
         """One frame; the whole answer (``result`` or ``error``)."""
         return await self.sidecar.handle({"id": "x", "method": method, "params": params})
 
-    async def start(self, host: Mapping[str, Any] | None = None) -> None:
-        """configure (surface state in memory; `host` as the extension reads OpenClaw's config),
-        then the host's whole surface (`tools`)."""
-        params: dict[str, Any] = {"config": {"surfaceStateFile": ""}}
+    async def start(self, host: Mapping[str, Any] | None = None, **config: Any) -> None:
+        """configure (surface state in memory, plus `config`; `host` as the extension reads
+        OpenClaw's config), then the host's whole surface (`tools`)."""
+        params: dict[str, Any] = {"config": {"surfaceStateFile": "", **config}}
         if host is not None:
             params["host"] = dict(host)
         assert (await self.call("configure", **params))["result"]["ok"]

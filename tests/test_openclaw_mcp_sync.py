@@ -300,7 +300,8 @@ class _SidecarHost:
 
     def __init__(self, state: Path, clock: Any = None, **config: Any) -> None:
         self.sidecar = Sidecar(clock=clock) if clock else Sidecar()
-        self.config = {"surfaceStateFile": str(state), **config}
+        # a deadline well above building the index on a loaded host
+        self.config = {"surfaceStateFile": str(state), "llmTimeoutMs": 14000, **config}
         self.runs = 0
 
     async def call(self, method: str, **params: Any) -> dict[str, Any]:

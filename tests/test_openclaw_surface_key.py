@@ -21,6 +21,9 @@ PROMPT = "search the jira tickets about the login bug"
 TOOLS = [{"name": "jira_search", "description": "Search Jira tickets"}]
 NEW_TOOL = {"name": "jira_create", "description": "Create a new Jira ticket"}
 REFRESH = ["surface_refresh_abstain"]
+PATIENT = {"llmTimeoutMs": 14000}
+"""A turn's deadline well above what building the index takes on a loaded host (a turn that
+ran out of time would abstain for that reason instead)."""
 
 
 def keyed(key: str, **extra: Any) -> dict[str, Any]:
@@ -31,7 +34,7 @@ async def started(clock: FakeClock, key: str = "k1") -> InProcessHost:
     """A host whose first keyed turn re-took the view under `key` (a view taken without a
     key is re-taken once a key arrives)."""
     host = InProcessHost(TOOLS, PROMPT, clock=clock)
-    await host.start()
+    await host.start(**PATIENT)
     assert (await host.turn(host=keyed(key)))["reasonCodes"] == REFRESH
     return host
 
@@ -63,7 +66,7 @@ async def test_changed_key_refreshes_at_once_and_offers_the_new_tool(clock: Fake
 async def test_without_a_key_the_ten_minute_rule_stays(clock: FakeClock) -> None:
     """A host that sends no key (or a malformed one) keeps the ten-minute age rule."""
     host = InProcessHost(TOOLS, PROMPT, clock=clock)
-    await host.start()
+    await host.start(**PATIENT)
     bad_keys: list[Any] = [None, 5, "", "x" * (MAX_SURFACE_KEY_CHARS + 1)]
     for bad in bad_keys:
         assert (await host.turn(host={"surfaceKey": bad}))["toolsAllow"] is not None
@@ -101,7 +104,7 @@ async def test_the_key_is_kept_in_the_state_file(tmp_path: Path, clock: FakeCloc
 
     async def one_shot(key: str, run: str) -> dict[str, Any]:
         host = InProcessHost(TOOLS, PROMPT, clock=clock)
-        config = {"surfaceStateFile": str(state)}
+        config = {"surfaceStateFile": str(state), **PATIENT}
         assert (await host.call("configure", config=config))["result"]["ok"]
         ctx = {"sessionId": "s1", "runId": run}
         answer = await host.call("resolve", event={"prompt": PROMPT}, ctx=ctx, host=keyed(key))
