@@ -110,6 +110,7 @@ class InProcessHost:
         session: str | None = "s1",
         shown: Sequence[Mapping[str, str]] | None = None,
         host: Mapping[str, Any] | None = None,
+        agent: str | None = None,
     ) -> dict[str, Any]:
         """One turn of `session` (None: no session in the ctx); the host's request then shows
         `shown` (default: `tools`); `host` is what the extension read from the live config
@@ -117,11 +118,14 @@ class InProcessHost:
         self.runs += 1
         ctx: dict[str, Any] = {"runId": f"r{self.runs}"}
         if session is not None:
-            ctx.update(sessionId=session, sessionKey=f"agent:main:{session}")
+            ctx.update(sessionId=session, sessionKey=f"agent:{agent or 'main'}:{session}")
+        if agent is not None:
+            ctx["agentId"] = agent
         params: dict[str, Any] = {"event": {"prompt": prompt or self.prompt}, "ctx": ctx}
         if host is not None:
             params["host"] = dict(host)
         answer = await self.call("resolve", **params)
         tools = list(self.tools if shown is None else shown)
-        await self.call("observe_surface", tools=tools, ctx={"runId": ctx["runId"]})
+        seen = {k: v for k, v in ctx.items() if k in ("runId", "agentId")}
+        await self.call("observe_surface", tools=tools, ctx=seen)
         return dict(answer["result"])

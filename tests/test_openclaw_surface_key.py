@@ -118,3 +118,25 @@ async def test_the_key_is_kept_in_the_state_file(tmp_path: Path, clock: FakeCloc
     assert (await one_shot("k2", "r3"))["reasonCodes"] == REFRESH
     assert json.loads(state.read_text())["surfaceKey"] == "k2"
     assert (await one_shot("k2", "r4"))["toolsAllow"] is not None
+
+
+async def test_each_agent_sees_its_own_surface_once_per_key(clock: FakeClock) -> None:
+    """Agents can have their own tool policies: the view taken on one agent's turn does not
+    show a tool only another agent has, so each agent's first turn under a key re-takes it."""
+    host = InProcessHost(TOOLS, PROMPT, clock=clock)
+    await host.start(**PATIENT)
+    first = await host.turn(host=keyed("k1"), agent="main")
+    assert first["reasonCodes"] == REFRESH  # the view taken without a key
+    assert (await host.turn(host=keyed("k1"), agent="main"))["toolsAllow"] is not None
+    prompt = "create a jira ticket for the login bug"
+    coder = await host.turn(prompt, host=keyed("k1"), agent="coder", shown=[*TOOLS, NEW_TOOL])
+    assert coder["reasonCodes"] == REFRESH  # coder's first turn under k1
+    again = await host.turn(prompt, host=keyed("k1"), agent="coder")
+    assert again["toolsAllow"] and "jira_create" in again["toolsAllow"]
+    assert (await host.turn(host=keyed("k1"), agent="main"))["toolsAllow"] is not None
+    changed = await host.turn(host=keyed("k2"), agent="main")
+    assert changed["reasonCodes"] == REFRESH  # a new key: every agent re-takes it once
+    assert (await host.turn(prompt, host=keyed("k2"), agent="coder"))["reasonCodes"] == REFRESH
+    assert (await host.turn(host=keyed("k2"), agent="coder"))["toolsAllow"] is not None
+    huge = await host.turn(host=keyed("k2"), agent="a" * 300)  # not kept: no per-agent view
+    assert huge["toolsAllow"] is not None

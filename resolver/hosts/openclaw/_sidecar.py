@@ -121,6 +121,9 @@ class SurfaceView:
     """Runs the resolver abstained on (their `llm_input` shows the whole surface) -> the
     host's surface key when they were resolved."""
     surface_key: str | None = None
+    agents: dict[str, None] = field(default_factory=dict)
+    """Agents (``ctx.agentId``) whose whole surface was seen under ``surface_key``: agents
+    may have their own tool policies, so each one's first turn under a key re-takes the view."""
     """The host's surface key (``host.surfaceKey`` of a `resolve`) when the last full view
     was taken; a turn carrying another key re-takes the view."""
     mcp_servers: dict[str, Any] = field(default_factory=dict)
@@ -138,10 +141,11 @@ class SurfaceView:
         run_id: str | None,
         now: float,
         key: str | None = None,
+        agent: str | None = None,
     ) -> int:
         """Add what the host showed; a whole surface (a run we abstained on, or one we cannot
-        place) also stamps the view's time and surface key (``key``: the latest one seen,
-        used when the run's own is not recorded)."""
+        place) also stamps the view's time, surface key (``key``: the latest one seen, used
+        when the run's own is not recorded) and the agent it was shown to."""
         for tool in tools[:MAX_CANDIDATES]:
             name = tool.get("name") if isinstance(tool, dict) else None
             if (
@@ -160,7 +164,14 @@ class SurfaceView:
                     self.params[clean(name)] = clip(words, MAX_PARAMETERS_CHARS)
         if run_id is None or run_id in self.abstained_runs or self.last_full_view is None:
             self.last_full_view = now
-            self.surface_key = self.abstained_runs.get(run_id or "", key) or key
+            stamped = self.abstained_runs.get(run_id or "", key) or key
+            if stamped != self.surface_key:
+                self.agents.clear()  # seen under another config
+            self.surface_key = stamped
+            if agent is not None:
+                self.agents[agent] = None
+                while len(self.agents) > MAX_SESSIONS_SAVED:
+                    self.agents.pop(next(iter(self.agents)))
         return len(self.tools)
 
     def remember_session(self, session: str) -> bool:
@@ -211,6 +222,10 @@ class SurfaceView:
         sessions = data.get("sessions")
         if isinstance(sessions, list):
             view.sessions = dict.fromkeys(s for s in sessions if isinstance(s, str))
+        agents = data.get("agents")
+        if isinstance(agents, list):
+            named = (a for a in agents if isinstance(a, str) and len(a) <= 256)
+            view.agents = dict.fromkeys(itertools.islice(named, MAX_SESSIONS_SAVED))
         return view
 
     def reload_if_changed(self) -> bool:
@@ -260,6 +275,7 @@ class SurfaceView:
             "params": self.params,
             "lastFullView": self.last_full_view,
             "surfaceKey": self.surface_key,
+            "agents": list(self.agents),
             "sessions": list(self.sessions)[-MAX_SESSIONS_SAVED:],
             "mcpServers": self.mcp_servers,
         }
@@ -386,7 +402,9 @@ class Sidecar:
                 before = len(self.surface.tools)
                 if run_id is None or run_id in self.surface.abstained_runs:
                     self._search_shown = self._shows_search(tools)  # a whole surface
-                known = self.surface.observe(tools, run_id, self.clock(), self._surface_key)
+                known = self.surface.observe(
+                    tools, run_id, self.clock(), self._surface_key, _agent(ctx)
+                )
                 if known != before:
                     self._warm_soon()
                 self.surface.save()
@@ -581,12 +599,15 @@ class Sidecar:
             return key
         return None
 
-    def _view_is_stale(self, key: str | None, now: float) -> bool:
+    def _view_is_stale(self, key: str | None, now: float, agent: str | None = None) -> bool:
         """The view must be re-taken this turn: the host's surface key differs from the one
-        the view was taken under, or the view is older than the age rule."""
+        the view was taken under, this agent's surface was not seen under it, or the view is
+        older than the age rule."""
         if self.surface.last_full_view is None:
             return False
         if key is not None and key != self.surface.surface_key:
+            return True
+        if key is not None and agent is not None and agent not in self.surface.agents:
             return True
         limit = SURFACE_REFRESH_KEYED_S if key is not None else SURFACE_REFRESH_S
         return now - self.surface.last_full_view > limit
@@ -610,7 +631,7 @@ class Sidecar:
         if session is not None:
             self.surface.remember_session(session)
         key = self._adopt_host(host)
-        stale = self._view_is_stale(key, now)
+        stale = self._view_is_stale(key, now, _agent(ctx))
         control = control_prompt(event)
         if control is not None:
             verb, everyone = control
@@ -815,6 +836,12 @@ def _error(request_id: Any, code: str, message: str) -> dict[str, Any]:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _agent(ctx: Any) -> str | None:
+    """``ctx.agentId`` when it is a plausible id (kept in the state file: bounded)."""
+    agent = _str(ctx.get("agentId")) if isinstance(ctx, Mapping) else None
+    return agent if agent is not None and len(agent) <= 256 else None
 
 
 MAX_FRAME_BYTES = 8 * 1024 * 1024
