@@ -67,6 +67,10 @@ _DECIDING_SIGNALS = frozenset({"classifier", "floor", "reuse", "cache", "continu
 
 MAX_OTHER_CARDS = 50
 """How many not-selected candidates the ranked card lists (the rest are counted)."""
+_UNSCORED_CARDS: dict[str, Candidate] = {}
+"""name -> its card when nothing scored or wanted it (score 0, not selected, no signals): the
+same frozen object every turn instead of a new one (on a small surface most cards are these)."""
+MAX_UNSCORED_CARDS = 20_000
 
 OFFLINE_RESERVE_S = 0.05
 """Part of the deadline kept back for the offline fallback after an LLM fault."""
@@ -380,17 +384,28 @@ def finalize(
     for e in state.exclusions:
         why = f"{e.field}: {e.why}"
         excluded_why[e.tool] = f"{excluded_why[e.tool]}; {why}" if e.tool in excluded_why else why
-    # built as typed (names, rounded floats, bools, signal tuples): no validation per card
-    cards = tuple(
-        Candidate.model_construct(
+    def card(name: str) -> Candidate:
+        score = round(float(scores.get(name, 0.0)), 4)
+        selected = name in state.surface
+        if score == 0.0 and not selected and name not in state.excluded:
+            unscored = _UNSCORED_CARDS.get(name)
+            if unscored is None:
+                if len(_UNSCORED_CARDS) >= MAX_UNSCORED_CARDS:
+                    _UNSCORED_CARDS.clear()
+                unscored = _UNSCORED_CARDS[name] = Candidate.model_construct(
+                    name=name, score=0.0, selected=False, signals=(), excluded=None
+                )
+            return unscored
+        # built as typed (names, rounded floats, bools, signal tuples): no validation per card
+        return Candidate.model_construct(
             name=name,
-            score=round(float(state.scores.get(name, 0.0)), 4),
-            selected=name in state.surface,
+            score=score,
+            selected=selected,
             signals=card_signals(name),
             excluded=excluded_why.get(name),
         )
-        for name in ranked
-    )
+
+    cards = tuple(map(card, ranked))
     result = state.classification
     tools_allow = [c.name for c in cards if c.selected]
     summary = _summary(state, len(tools_allow))
