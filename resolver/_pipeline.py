@@ -384,6 +384,7 @@ def finalize(
     for e in state.exclusions:
         why = f"{e.field}: {e.why}"
         excluded_why[e.tool] = f"{excluded_why[e.tool]}; {why}" if e.tool in excluded_why else why
+
     def card(name: str) -> Candidate:
         score = round(float(scores.get(name, 0.0)), 4)
         selected = name in state.surface
