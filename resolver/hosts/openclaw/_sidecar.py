@@ -121,11 +121,11 @@ class SurfaceView:
     """Runs the resolver abstained on (their `llm_input` shows the whole surface) -> the
     host's surface key when they were resolved."""
     surface_key: str | None = None
+    """The host's surface key (``host.surfaceKey`` of a `resolve`) when the last full view
+    was taken; a turn carrying another key re-takes the view."""
     agents: dict[str, None] = field(default_factory=dict)
     """Agents (``ctx.agentId``) whose whole surface was seen under ``surface_key``: agents
     may have their own tool policies, so each one's first turn under a key re-takes the view."""
-    """The host's surface key (``host.surfaceKey`` of a `resolve`) when the last full view
-    was taken; a turn carrying another key re-takes the view."""
     mcp_servers: dict[str, Any] = field(default_factory=dict)
     """What ``resolver openclaw sync-mcp`` found per MCP server (``mcpServers`` in the file)."""
     path: Path | None = None
@@ -164,7 +164,7 @@ class SurfaceView:
                     self.params[clean(name)] = clip(words, MAX_PARAMETERS_CHARS)
         if run_id is None or run_id in self.abstained_runs or self.last_full_view is None:
             self.last_full_view = now
-            stamped = self.abstained_runs.get(run_id or "", key) or key
+            stamped = (self.abstained_runs.get(run_id) if run_id else None) or key
             if stamped != self.surface_key:
                 self.agents.clear()  # seen under another config
             self.surface_key = stamped
@@ -262,32 +262,30 @@ class SurfaceView:
     def save(self) -> None:
         """Write the view atomically (best effort: a failure is logged, never raised). What
         another writer changed since our last read is merged first (`reload_if_changed`)."""
-        if self.path is None:
+        path = self.path
+        if path is None:
             return
         with self.lock:
-            self._save(self.path)
-
-    def _save(self, path: Path) -> None:
-        self.reload_if_changed()
-        payload = {
-            "version": 1,
-            "tools": self.tools,
-            "params": self.params,
-            "lastFullView": self.last_full_view,
-            "surfaceKey": self.surface_key,
-            "agents": list(self.agents),
-            "sessions": list(self.sessions)[-MAX_SESSIONS_SAVED:],
-            "mcpServers": self.mcp_servers,
-        }
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(orjson.dumps(payload))
-            os.replace(tmp, path)
-            self.stamp = _stamp(path)
-        except OSError as exc:
-            logger.warning("resolver sidecar: cannot save surface state %s (%s)", path, exc)
+            self.reload_if_changed()
+            payload = {
+                "version": 1,
+                "tools": self.tools,
+                "params": self.params,
+                "lastFullView": self.last_full_view,
+                "surfaceKey": self.surface_key,
+                "agents": list(self.agents),
+                "sessions": list(self.sessions)[-MAX_SESSIONS_SAVED:],
+                "mcpServers": self.mcp_servers,
+            }
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(orjson.dumps(payload))
+                os.replace(tmp, path)
+                self.stamp = _stamp(path)
+            except OSError as exc:
+                logger.warning("resolver sidecar: cannot save surface state %s (%s)", path, exc)
 
     def unknown_mcp_servers(self, configured: list[tuple[str, bool]]) -> list[str]:
         """The enabled servers of ``configured`` (name, enabled; declaration order) none of
@@ -463,10 +461,8 @@ class Sidecar:
     async def configure(self, raw: Mapping[str, Any], host: Any = None) -> dict[str, Any]:
         """Apply the plugin config. ``host`` is what the extension read from OpenClaw's own
         config: ``mcpServers``, a list of ``{name, enabled}`` in declaration order."""
-        self.mcp_servers = host_mcp_servers(host)
-        setting = host.get("toolSearch") if isinstance(host, dict) else None
-        self._search_setting = setting if isinstance(setting, bool) else None
-        self._mcp_warned = False
+        self.mcp_servers, self._search_setting, self._mcp_warned = [], None, False
+        self._adopt_host(host)
         data = {k: v for k, v in raw.items() if v is not None or k in NULL_MEANS_OFF}
         config = load_config(data, source="plugins.entries.openclaw-tool-resolver.config")
         from ...cli._common import build_resolver  # one factory for CLI and hosts
