@@ -31,6 +31,8 @@ How it decides (README, "Offline classifier"):
 8. **A named server**: when the prompt names an MCP server, the other tools' evidence from the
    words its tools match too is discounted (`_prefer_named`), in the whole prompt and in each
    of its clauses: its tools outrank look-alikes.
+9. **Entry tools**: a picked MCP server tool that takes an identifier brings its server's
+   search tool, and a link in the prompt its server's tools that open a URL (`_entry_picks`).
 """
 
 from __future__ import annotations
@@ -106,6 +108,13 @@ FAMILY_SEPARATOR = "__"
 """OpenClaw names an MCP server's tools ``<server>__<tool>``: those are a family."""
 FAMILY_PICKS = 3
 """A family the prompt names keeps its best this-many tools."""
+ENTRY_TOOLS = True
+"""An MCP server's entry tools join its picked tools (`_entry_picks`): the server's search
+tool when a picked tool of it takes an identifier (a Notion page is found by its title before
+it is updated), and the server's tool that takes a URL when the prompt holds a link (a page is
+opened before it is audited)."""
+ENTRY_URL_TOOLS = 3
+"""At most this many of a server's tools that take a URL join (in the host's order)."""
 NAMED_SERVER_OTHERS = 0.5
 """When the prompt names an MCP server ("in Notion", "use Playwright"), another tool's evidence
 from words that the named server's tools match too counts this fraction of itself: the named
@@ -202,6 +211,23 @@ _ENTITIES = (
         False,
     ),
     (
+        # a table's columns as an analyst writes them: "events(account_id, occurred_at)",
+        # "orders.created_at", "orders: country, total_cents" — snake_case column names
+        re.compile(
+            r"\b[A-Za-z]\w*\s*[(\uff08:]\s*[a-z]\w*\s*[,\uff0c]\s*[a-z][a-z0-9]*_[a-z]"
+            r"|\b[A-Za-z]\w*\s*[(\uff08]\s*[a-z][a-z0-9]*_[a-z]\w*\s*[,\uff0c]"
+            r"|\b[a-z]\w*\.[a-z][a-z0-9]*_[a-z]+\b(?!\.)"
+        ),
+        ("sql",),
+        False,
+    ),
+    (
+        # a chat channel as users write it ("post it in #sre-oncall"), not an issue number
+        re.compile(r"(?<![\w&#/])#[A-Za-z][\w-]*[A-Za-z0-9](?![\w-])"),
+        ("channel",),
+        True,
+    ),
+    (
         # a file name or path with a common document, data, code or image extension
         # ("todo.txt", "notes/retro.md"), not a host name ("example.com") or an e-mail address
         re.compile(
@@ -244,6 +270,19 @@ LEAD_IN_TERMS = 2
 _Postings = tuple[tuple[int, float], ...]
 _NO_POSTINGS: tuple[_Postings, _Postings] = ((), ())
 _TOOL, _WEIGHT = operator.itemgetter(0), operator.itemgetter(1)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """A tool family's entry tools (`_entries`)."""
+
+    members: frozenset[int]
+    search: tuple[int, ...]
+    """Its search tools (a name word "search", no identifier parameter)."""
+    takes_id: frozenset[int]
+    """Its tools with an identifier parameter (``page_id``, ``projectId``)."""
+    takes_url: tuple[int, ...]
+    """Its tools with a ``url`` parameter."""
 
 
 @dataclass(frozen=True)
@@ -293,6 +332,9 @@ class _Index:
     them (the default tools beside a server's), the terms of the tools without: a prompt word
     only the catalogued tools know is still glossed for the others (`_known`). None
     otherwise."""
+    entries: tuple[_Entry, ...] = ()
+    """Per tool family with entry tools (`_entries`): what a turn that picks one of its tools
+    may need first"""
 
     @functools.cached_property
     def cjk_set(self) -> frozenset[str]:
@@ -301,6 +343,11 @@ class _Index:
     @functools.cached_property
     def cjk_first(self) -> FirstChars:
         return FirstChars(self.cjk_words)
+
+    @functools.cached_property
+    def positions(self) -> dict[str, int]:
+        """Each tool's index by its name."""
+        return {name: i for i, name in enumerate(self.names)}
 
     @functools.cached_property
     def by_name(self) -> tuple[int, ...]:
@@ -475,6 +522,7 @@ def _build_index(
         frozenset(shared),
         len(split) > len(weights),
         bare_vocab,
+        _entries(tools, params) if ENTRY_TOOLS else (),
     )
 
 
@@ -558,6 +606,68 @@ def _families(names: Sequence[str]) -> tuple[tuple[tuple[str, ...], tuple[int, .
         if terms and len(idx) >= 2:
             out.append((terms, tuple(idx)))
     return tuple(out)
+
+
+_ID_PARAMETER = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]\w*?(?:_id|Id)\b")
+"""An identifier parameter in a tool's parameter words (``page_id``, ``projectId``)."""
+_URL_PARAMETER = re.compile(r"(?<![\w-])url(?![\w-])", re.IGNORECASE)
+_URL_WORD = re.compile(r"\burls?\b", re.IGNORECASE)
+
+
+def _entries(tools: Sequence[tuple[str, str]], params: Sequence[str]) -> tuple[_Entry, ...]:
+    """The entry tools of each tool family (an MCP server's ``<server>__<tool>``): its search
+    tools, and its tools that take a URL and say so in their description ("Navigate to a
+    URL"; not one with a link among its options), from the tools' names, descriptions and the
+    host's parameter words (`ENTRY_TOOLS`). Families with neither are left out; without
+    parameter words, none."""
+    if not params:
+        return ()
+    names = [name for name, _ in tools]
+    out = []
+    for _, members in _families(names):
+        takes_id = frozenset(
+            i for i in members if i < len(params) and _ID_PARAMETER.search(params[i])
+        )
+        search = tuple(
+            i
+            for i in members
+            if i not in takes_id and "search" in tokens(names[i].partition(FAMILY_SEPARATOR)[2])
+        )
+        takes_url = tuple(
+            i
+            for i in members
+            if i < len(params)
+            and _URL_PARAMETER.search(params[i])
+            and _URL_WORD.search(tools[i][1], 0, ENTITY_CHARS)
+        )
+        if (search and takes_id) or takes_url:
+            out.append(_Entry(frozenset(members), search if takes_id else (), takes_id, takes_url))
+    return tuple(out)
+
+
+def _entry_picks(
+    index: _Index, chosen: Sequence[str], scores: Sequence[float], link: bool
+) -> list[str]:
+    """The entry tools a turn's picks need (`ENTRY_TOOLS`): for each family with a picked
+    tool, its best-scored search tool when a picked tool of it takes an identifier (unless a
+    search tool is picked), and its tools that take a URL when the prompt holds a link."""
+    if not index.entries:
+        return []
+    positions = index.positions
+    picked = {positions[name] for name in chosen if name in positions}
+    out: list[str] = []
+    for entry in index.entries:
+        mine = picked & entry.members
+        if not mine:
+            continue
+        if entry.search and mine & entry.takes_id and mine.isdisjoint(entry.search):
+            best = max(entry.search, key=lambda i: (scores[i], -i))
+            out.append(index.names[best])
+        if link:
+            # every way the server opens a link ("navigate_page" and "new_page"): which one
+            # the task wants is the model's choice
+            out.extend(index.names[i] for i in entry.takes_url[:ENTRY_URL_TOOLS] if i not in mine)
+    return out
 
 
 def one_edit(a: str, b: str) -> bool:
@@ -971,6 +1081,9 @@ class OfflineClassifier:
         if semantic and CLAUSE_PICK_GAP > 0:
             lists.extend(self._clause_picks(index, request, plain))
         chosen = _round_robin(lists, cap)
+        if index.entries:
+            link = _ENTITIES[0][0].search(plain, 0, ENTITY_CHARS) is not None
+            chosen += tuple(_entry_picks(index, chosen, scores, link))
         second = scores[ranked[1]] if len(ranked) > 1 else 0.0
         margin = (top - second) / top
         confidence = min(1.0, 0.3 + 0.06 * top + 0.3 * margin)

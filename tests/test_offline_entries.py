@@ -1,0 +1,158 @@
+"""An MCP server's entry tools (resolver/_offline.py, `_entry_picks`), and the values a prompt
+carries that stand for a word: a table's snake_case columns ("sql"), a chat channel ("channel").
+
+Entry tools: a picked tool that takes an identifier (``page_id``) needs the server's search
+tool first when the user names the thing by its title; a prompt with a link needs the server's
+tool that opens one before a tool that works on the open page."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import resolver._offline as offline
+from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
+
+FILLER = ["export", "share", "archive", "restore", "duplicate", "lock", "translate", "print"]
+"""Each server has a dozen tools, as real ones do."""
+
+WIKI = [
+    ToolInfo(
+        name="wiki__search",
+        description="Search pages and databases by title",
+        parameters={"type": "object", "properties": {"query": {"type": "string"}}},
+    ),
+    ToolInfo(
+        name="wiki__append_markdown",
+        description="Append markdown content to a page",
+        parameters={
+            "type": "object",
+            "properties": {"page_id": {"type": "string"}, "markdown": {"type": "string"}},
+        },
+    ),
+    *(
+        ToolInfo(
+            name=f"wiki__{job}_page",
+            description=f"{job.capitalize()} a page",
+            parameters={"type": "object", "properties": {"page_id": {"type": "string"}}},
+        )
+        for job in FILLER
+    ),
+]
+BROWSER = [
+    ToolInfo(
+        name="devtools__navigate_page",
+        description="Go to a URL, or back, forward, or reload.",
+        parameters={
+            "type": "object",
+            "properties": {"pageId": {"type": "number"}, "url": {"type": "string"}},
+        },
+    ),
+    ToolInfo(
+        name="devtools__new_page",
+        description="Open a new tab and load a URL.",
+        parameters={"type": "object", "properties": {"url": {"type": "string"}}},
+    ),
+    ToolInfo(
+        name="devtools__take_heap_snapshot",
+        description="Take a heap snapshot of the selected page's memory",
+        parameters={"type": "object", "properties": {"pageId": {"type": "number"}}},
+    ),
+    ToolInfo(
+        name="devtools__start_trace",
+        description="Start a performance trace on the selected page",
+        # a link among its options: not a tool that opens one
+        parameters={
+            "type": "object",
+            "properties": {"reload": {"type": "boolean"}, "url": {"type": "string"}},
+        },
+    ),
+    *(
+        ToolInfo(name=f"devtools__{job}", description=f"Page {job}", parameters={})
+        for job in FILLER
+    ),
+]
+OTHERS = [
+    ToolInfo(name="db__query", description="Run a read-only SQL query"),
+    ToolInfo(name="db__list_schemas", description="List the schemas of the database"),
+    ToolInfo(name="chat__post_message", description="Post a message to a channel"),
+    ToolInfo(name="chat__get_history", description="Read the recent messages of a channel"),
+    ToolInfo(name="chat__list_users", description="List the users of the workspace"),
+    ToolInfo(name="calendar_event", description="Create a calendar event"),
+    ToolInfo(name="weather", description="Current weather and forecast for a place"),
+]
+TOOLS = [*WIKI, *BROWSER, *OTHERS]
+
+
+def picks(prompt: str, tools: list[ToolInfo] = TOOLS) -> tuple[str, ...]:
+    resolver = Resolver(ResolverConfig(keyword_cache_file="", core_tools=()))
+    res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=tools)))
+    return tuple(res.tools_allow or ())
+
+
+def test_a_page_named_by_its_title_brings_the_servers_search_tool() -> None:
+    prompt = "append the Q3 numbers to the 'Quarterly review' page"
+    allowed = picks(prompt)
+    assert "wiki__append_markdown" in allowed
+    assert "wiki__search" in allowed
+
+
+def test_without_parameter_words_no_search_tool_is_added(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which tools take an identifier comes from the host's parameter words: a host that
+    sends none gets no entry tools (and switched off, none either)."""
+    prompt = "append the Q3 numbers to the 'Quarterly review' page"
+    bare = [t.model_copy(update={"parameters": ""}) for t in TOOLS]
+    allowed = picks(prompt, bare)
+    assert "wiki__append_markdown" in allowed and "wiki__search" not in allowed
+    monkeypatch.setattr(offline, "ENTRY_TOOLS", False)
+    allowed = picks(prompt)
+    assert "wiki__append_markdown" in allowed and "wiki__search" not in allowed
+
+
+def test_a_link_brings_the_tools_that_open_one() -> None:
+    allowed = picks("take a heap snapshot of https://staging.example.com/dashboard")
+    assert "devtools__take_heap_snapshot" in allowed
+    assert {"devtools__navigate_page", "devtools__new_page"} <= set(allowed)
+    # a tool with a url option that does not say it opens one is no entry
+    assert "devtools__start_trace" not in allowed
+
+
+def test_without_a_link_no_opener_is_added() -> None:
+    allowed = picks("take a heap snapshot of the dashboard tab")
+    assert "devtools__take_heap_snapshot" in allowed
+    assert "devtools__navigate_page" not in allowed and "devtools__new_page" not in allowed
+
+
+def test_entry_tools_join_only_a_server_with_a_pick() -> None:
+    allowed = picks("append the Q3 numbers to the 'Quarterly review' page")
+    assert not any(name.startswith("devtools__") for name in allowed)
+    allowed = picks("take a heap snapshot of https://staging.example.com/dashboard")
+    assert not any(name.startswith("wiki__") for name in allowed)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "weekly active accounts, last 8 weeks, from events(account_id, occurred_at)",
+        "how many orders are stuck? orders.status / orders.created_at",
+        "average basket per country, tabla orders: country, total_cents, created_at",
+        "上个月每天的付款总额，表是 payments（order_no, paid_at, amount）",
+    ],
+)
+def test_a_tables_columns_are_evidence_for_the_sql_tool(prompt: str) -> None:
+    assert "db__query" in picks(prompt)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["call foo(a, b) twice", "open notes.md and budget.xlsx", "rename report_final to done"],
+)
+def test_prose_and_file_names_are_no_columns(prompt: str) -> None:
+    assert "db__query" not in picks(prompt)
+
+
+def test_a_channel_mention_is_evidence_for_the_chat_tools() -> None:
+    allowed = picks("the alert in #alerts-prod a minute ago: what did it say?")
+    assert "chat__get_history" in allowed
+    assert "chat__get_history" not in picks("fix issue #88, the alert one")
