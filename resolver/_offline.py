@@ -608,8 +608,16 @@ def _families(names: Sequence[str]) -> tuple[tuple[tuple[str, ...], tuple[int, .
     return tuple(out)
 
 
-_ID_PARAMETER = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]\w*?(?:_id|Id)\b")
-"""An identifier parameter in a tool's parameter words (``page_id``, ``projectId``)."""
+_WORD_RUN = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def _takes_id(words: str) -> bool:
+    """Whether a tool's parameter words name an identifier (``page_id``, ``projectId``). A
+    word at a time (one linear scan; a pattern that looks for the suffix from every letter
+    is quadratic in a hostile 1,500-character word)."""
+    return any(len(word) > 3 and word.endswith(("_id", "Id")) for word in _WORD_RUN.findall(words))
+
+
 _URL_PARAMETER = re.compile(r"(?<![\w-])url(?![\w-])", re.IGNORECASE)
 _URL_WORD = re.compile(r"\burls?\b", re.IGNORECASE)
 
@@ -625,9 +633,7 @@ def _entries(tools: Sequence[tuple[str, str]], params: Sequence[str]) -> tuple[_
     names = [name for name, _ in tools]
     out = []
     for _, members in _families(names):
-        takes_id = frozenset(
-            i for i in members if i < len(params) and _ID_PARAMETER.search(params[i])
-        )
+        takes_id = frozenset(i for i in members if i < len(params) and _takes_id(params[i]))
         search = tuple(
             i
             for i in members

@@ -252,6 +252,13 @@ def family_oversized(ctx: Context) -> list[Trial]:
     wide = [
         ToolInfo(name=f"tool_{i}", description=f"{i} " + "alpha beta " * 400) for i in range(5000)
     ]
+    # an MCP surface whose parameter words are one long identifier each, and a prompt of
+    # values the classifier reads (columns, channels, links): every pattern stays linear
+    servers = [
+        ToolInfo(name=f"srv{i % 20}__tool_{i}", description="a tool", parameters="a_" * 800)
+        for i in range(2000)
+    ]
+    values = ("t(a_b, c_d) t.e_f #chan-x https://x.io/ " * 60)[:4000]
     state = {"channel": "x" * mb}
     skills = {f"skill{i}": "s" * 10_000 for i in range(800)}
     cases: list[tuple[str, TurnRequest, Callable[[Resolution], bool]]] = [
@@ -279,6 +286,11 @@ def family_oversized(ctx: Context) -> list[Trial]:
             "5,000 tools x 4.4 KB descriptions",
             TurnRequest(prompt="alpha tool 4321", tools=wide),
             lambda r: "description_truncated" in r.reason_codes,
+        ),
+        (
+            "2,000 MCP tools x 1.5 KB identifier-like parameters, a prompt of values",
+            TurnRequest(prompt=values, tools=servers),
+            lambda r: r.tools_allow is not None,
         ),
         (
             "1 MB state value",
