@@ -80,6 +80,11 @@ PRODUCT_WEIGHT = 0.35
 """A product word counts this fraction of a description word (set before measuring, like
 `RELATED_WEIGHT`: implied evidence, never as strong as the tool's own text)."""
 
+CJK_STOPWORDS = True
+"""Chinese, Japanese and Korean function words (`catalogs/language.json`: "って", "什么",
+"一下", "해줘") are no query terms, as another Latin-script language's are not: a catalog
+keyword word or a bigram that is one says nothing about the topic."""
+
 LOOKUP = True
 """A question about the current state of the world gets the look-up tools (`_lookup_list`)."""
 
@@ -843,10 +848,14 @@ class OfflineClassifier:
         """The query terms of `text` at `weight`. `typos`: a turn's typo matches so far (the
         whole prompt's words come back in its clauses)."""
         query: dict[str, float] = {}
-        if index.cjk_words and has_cjk(text):
+        cjk = has_cjk(text)
+        stops = _cjk_stopwords() if cjk and CJK_STOPWORDS else frozenset()
+        if index.cjk_words and cjk:
             folded = fold(text)
             for k in index.cjk_first.candidates(folded):
                 word = index.cjk_words[k]
+                if word in stops:
+                    continue
                 if word in folded and find_word(folded, word) >= 0:  # `in`: a cheap first test
                     query[_WORD_TERM + word] = query.get(_WORD_TERM + word, 0.0) + weight
         written: dict[str, str] = {}  # the prompt's words as typed -> their terms
@@ -856,6 +865,8 @@ class OfflineClassifier:
         if lang != "en":  # another language's function words are not its topic
             own = stopwords().get(lang, frozenset())
             words = [w for w in words if w not in own]
+        if stops:
+            words = [w for w in words if w not in stops and not _KANA_PAIR.fullmatch(w)]
         typed: dict[str, str] = {}
         for term in words:
             if term in index.weights:
@@ -1154,6 +1165,20 @@ class OfflineClassifier:
             if sims[first] - sims[second] >= CLAUSE_PICK_GAP:
                 picks.append([index.names[first]])
         return picks
+
+
+_KANA_PAIR = re.compile("[\u3041-\u309f]{2}")
+"""Two hiragana: in Japanese the particles and inflections between the words ("って",
+"いて", "った", "ない"); a keyword word in hiragana still matches whole. (A particle beside a
+word's character, "ンで", was tried too: it also dropped "に送" of "グループに送って", a bigram
+the message tool's "彼に送って" shares, and lost that turn.)"""
+
+
+@functools.cache
+def _cjk_stopwords() -> frozenset[str]:
+    """The function words of the CJK languages in `catalogs/language.json`, folded."""
+    lists = stopwords()
+    return frozenset(w for lang in ("zh", "ja", "ko") for w in lists.get(lang, ()) if has_cjk(w))
 
 
 def _is_phrase(term: str) -> bool:

@@ -112,3 +112,29 @@ def test_a_korean_keyword_word_starts_a_word_never_sits_inside_one(tmp_path: Pat
     inside = scores(resolver, "디스코드에 올려줘")["agent_report"]  # a shared bigram only
     whole = scores(resolver, "코드를 올려줘")["agent_report"]
     assert 0 < inside < whole / 2
+
+
+@pytest.mark.parametrize(
+    ("keyword", "prompt"),
+    [
+        ("写真って何", "好きな食べ物ってある？"),  # a particle bigram ("って")
+        ("什么照片", "解释一下什么是区块链"),  # a function word, whole ("什么")
+        ("사진 해줘", "아무 얘기나 해줘"),  # a Korean request ending as a keyword word ("해줘")
+        ("写真がない", "聞いてない"),  # two hiragana: an inflection ("ない")
+    ],
+)
+def test_a_cjk_function_word_is_no_evidence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keyword: str, prompt: str
+) -> None:
+    """A tool whose keyword holds a Chinese, Japanese or Korean function word is not matched
+    by a prompt that shares only that word (`CJK_STOPWORDS`); with the rule off it is."""
+    resolver = resolver_with_keywords(tmp_path, {"photo_upload": [keyword]})
+    assert scores(resolver, prompt).get("photo_upload", 0.0) == 0.0
+    monkeypatch.setattr(offline, "CJK_STOPWORDS", False)
+    resolver = resolver_with_keywords(tmp_path, {"photo_upload": [keyword]})
+    assert scores(resolver, prompt).get("photo_upload", 0.0) > 0.0
+
+
+def test_a_cjk_content_word_still_matches(tmp_path: Path) -> None:
+    resolver = resolver_with_keywords(tmp_path, {"photo_upload": ["写真をアップロード"]})
+    assert scores(resolver, "この写真をアップロードしてください")["photo_upload"] > 0.0
