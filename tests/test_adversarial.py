@@ -11,10 +11,13 @@ from resolver.bench.adversarial import FAMILIES, Context, secret_bytes, table
 
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_every_case_of_the_family_holds(family: str, tmp_path: object) -> None:
-    """Each case of the family passes (the failures, if any, are listed with their detail)."""
+    """Each case of the family passes (the failures, if any, are listed with their detail).
+    At the longest deadline a config allows: the outcome is what is tested here (on a loaded
+    2-core machine a 5 s turn ran out of time); `benchmark/adversarial.py` measures the
+    latency at the default deadline."""
     from pathlib import Path
 
-    trials = FAMILIES[family](Context(Path(str(tmp_path))))
+    trials = FAMILIES[family](Context(Path(str(tmp_path)), deadline_ms=14_000))
     assert trials, "the family ran no case"
     failed = [f"{t.case}: {t.detail}" for t in trials if not t.passed]
     assert not failed, "\n".join(failed)

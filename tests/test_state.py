@@ -45,7 +45,9 @@ def catalog_config(tmp_path: Path, reqs: dict[str, Any] | None = None) -> Resolv
     path = tmp_path / "resolver-catalog.json"
     layer = {"schemaVersion": 1, "stateRequirements": REQUIREMENTS if reqs is None else reqs}
     path.write_text(json.dumps(layer), encoding="utf-8")
-    return ResolverConfig(catalogOverridesFile=str(path))
+    # the longest turn deadline: these tests are about exclusions, not speed (a first turn
+    # builds the index, which a loaded 2-core machine can stretch past the default 4 s)
+    return ResolverConfig(catalogOverridesFile=str(path), llmTimeoutMs=14_000)
 
 
 def resolve(resolver: Resolver, prompt: str, tools: list[ToolInfo], **kw: Any) -> Resolution:
