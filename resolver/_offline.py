@@ -287,7 +287,7 @@ class _Entry:
     takes_id: frozenset[int]
     """Its tools with an identifier parameter (``page_id``, ``projectId``)."""
     takes_url: tuple[int, ...]
-    """Its tools with a ``url`` parameter."""
+    """Its tools that take a ``url`` and say "URL" in their description (they open a link)."""
 
 
 @dataclass(frozen=True)
@@ -1099,7 +1099,7 @@ class OfflineClassifier:
             lists.extend(self._clause_picks(index, request, plain))
         chosen = _round_robin(lists, cap)
         if index.entries:
-            link = _ENTITIES[0][0].search(plain, 0, ENTITY_CHARS) is not None
+            link = _LINK.search(plain, 0, ENTITY_CHARS) is not None
             chosen += tuple(_entry_picks(index, chosen, scores, link))
         second = scores[ranked[1]] if len(ranked) > 1 else 0.0
         margin = (top - second) / top
