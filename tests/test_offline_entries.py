@@ -17,61 +17,31 @@ from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
 FILLER = ["export", "share", "archive", "restore", "duplicate", "lock", "translate", "print"]
 """Each server has a dozen tools, as real ones do."""
 
+
+def tool(name: str, description: str, *properties: str) -> ToolInfo:
+    """A tool as an MCP server lists it: its parameter schema names `properties`."""
+    schema = {"type": "object", "properties": {p: {"type": "string"} for p in properties}}
+    return ToolInfo(name=name, description=description, parameters=schema)
+
+
 WIKI = [
-    ToolInfo(
-        name="wiki__search",
-        description="Search pages and databases by title",
-        parameters={"type": "object", "properties": {"query": {"type": "string"}}},
-    ),
-    ToolInfo(
-        name="wiki__append_markdown",
-        description="Append markdown content to a page",
-        parameters={
-            "type": "object",
-            "properties": {"page_id": {"type": "string"}, "markdown": {"type": "string"}},
-        },
-    ),
-    *(
-        ToolInfo(
-            name=f"wiki__{job}_page",
-            description=f"{job.capitalize()} a page",
-            parameters={"type": "object", "properties": {"page_id": {"type": "string"}}},
-        )
-        for job in FILLER
-    ),
+    tool("wiki__search", "Search pages and databases by title", "query"),
+    tool("wiki__append_markdown", "Append markdown content to a page", "page_id", "markdown"),
+    *(tool(f"wiki__{job}_page", f"{job.capitalize()} a page", "page_id") for job in FILLER),
 ]
 BROWSER = [
-    ToolInfo(
-        name="devtools__navigate_page",
-        description="Go to a URL, or back, forward, or reload.",
-        parameters={
-            "type": "object",
-            "properties": {"pageId": {"type": "number"}, "url": {"type": "string"}},
-        },
+    tool("devtools__navigate_page", "Go to a URL, or back, forward, or reload.", "pageId", "url"),
+    tool("devtools__new_page", "Open a new tab and load a URL.", "url"),
+    tool(
+        "devtools__take_heap_snapshot",
+        "Take a heap snapshot of the selected page's memory",
+        "pageId",
     ),
-    ToolInfo(
-        name="devtools__new_page",
-        description="Open a new tab and load a URL.",
-        parameters={"type": "object", "properties": {"url": {"type": "string"}}},
+    # a link among its options: not a tool that opens one
+    tool(
+        "devtools__start_trace", "Start a performance trace on the selected page", "reload", "url"
     ),
-    ToolInfo(
-        name="devtools__take_heap_snapshot",
-        description="Take a heap snapshot of the selected page's memory",
-        parameters={"type": "object", "properties": {"pageId": {"type": "number"}}},
-    ),
-    ToolInfo(
-        name="devtools__start_trace",
-        description="Start a performance trace on the selected page",
-        # a link among its options: not a tool that opens one
-        parameters={
-            "type": "object",
-            "properties": {"reload": {"type": "boolean"}, "url": {"type": "string"}},
-        },
-    ),
-    *(
-        ToolInfo(name=f"devtools__{job}", description=f"Page {job}", parameters={})
-        for job in FILLER
-    ),
+    *(tool(f"devtools__{job}", f"Page {job}") for job in FILLER),
 ]
 OTHERS = [
     ToolInfo(name="db__query", description="Run a read-only SQL query"),
