@@ -120,6 +120,11 @@ it is updated), and the server's tool that takes a URL when the prompt holds a l
 opened before it is audited)."""
 ENTRY_URL_TOOLS = 3
 """At most this many of a server's tools that take a URL join (in the host's order)."""
+FORM_SUBMIT = True
+"""A UI automation server's click tool joins its picked tool that fills in a form's fields
+(`_entry_picks`): a filled form is submitted with a click ("fill in the signup form with ..."
+needs ``browser_fill_form`` and ``browser_click``). From the tools' names only: a server with a
+tool named "click" and tools named "fill" or "type"."""
 NAMED_SERVER_OTHERS = 0.5
 """When the prompt names an MCP server ("in Notion", "use Playwright"), another tool's evidence
 from words that the named server's tools match too counts this fraction of itself: the named
@@ -288,6 +293,10 @@ class _Entry:
     """Its tools with an identifier parameter (``page_id``, ``projectId``)."""
     takes_url: tuple[int, ...]
     """Its tools that take a ``url`` and say "URL" in their description (they open a link)."""
+    fills: frozenset[int] = frozenset()
+    """Its tools that fill in a form's fields (a name word "fill" or "type")."""
+    click: tuple[int, ...] = ()
+    """Its click tool (a name word "click", the shortest such name): what submits a form."""
 
 
 @dataclass(frozen=True)
@@ -627,23 +636,22 @@ _URL_PARAMETER = re.compile(r"(?<![\w-])url(?![\w-])", re.IGNORECASE)
 _URL_WORD = re.compile(r"\burls?\b", re.IGNORECASE)
 
 
+_FILL_WORDS = frozenset({"fill", "type"})
+"""A name word of a tool that fills in a form's fields (``fill_form``, ``browser_type``)."""
+
+
 def _entries(tools: Sequence[tuple[str, str]], params: Sequence[str]) -> tuple[_Entry, ...]:
     """The entry tools of each tool family (an MCP server's ``<server>__<tool>``): its search
     tools, and its tools that take a URL and say so in their description ("Navigate to a
     URL"; not one with a link among its options), from the tools' names, descriptions and the
-    host's parameter words (`ENTRY_TOOLS`). Families with neither are left out; without
-    parameter words, none."""
-    if not params:
-        return ()
+    host's parameter words (`ENTRY_TOOLS`); and the click tool that submits what its fill tools
+    fill in (`FORM_SUBMIT`, from the names alone). Families with none of them are left out."""
     names = [name for name, _ in tools]
     out = []
     for _, members in _families(names):
+        local = {i: tokens(names[i].partition(FAMILY_SEPARATOR)[2]) for i in members}
         takes_id = frozenset(i for i in members if i < len(params) and _takes_id(params[i]))
-        search = tuple(
-            i
-            for i in members
-            if i not in takes_id and "search" in tokens(names[i].partition(FAMILY_SEPARATOR)[2])
-        )
+        search = tuple(i for i in members if i not in takes_id and "search" in local[i])
         takes_url = tuple(
             i
             for i in members
@@ -651,8 +659,24 @@ def _entries(tools: Sequence[tuple[str, str]], params: Sequence[str]) -> tuple[_
             and _URL_PARAMETER.search(params[i])
             and _URL_WORD.search(tools[i][1], 0, ENTITY_CHARS)
         )
-        if (search and takes_id) or takes_url:
-            out.append(_Entry(frozenset(members), search if takes_id else (), takes_id, takes_url))
+        # the click tool with the fewest name words ("click", not "double_click")
+        click = min(
+            (i for i in members if "click" in local[i]), key=lambda i: len(local[i]), default=None
+        )
+        fills = frozenset(
+            i for i in members if click is not None and not _FILL_WORDS.isdisjoint(local[i])
+        )
+        if (search and takes_id) or takes_url or fills:
+            out.append(
+                _Entry(
+                    frozenset(members),
+                    search if takes_id else (),
+                    takes_id,
+                    takes_url,
+                    fills,
+                    (click,) if fills and click is not None else (),
+                )
+            )
     return tuple(out)
 
 
@@ -661,7 +685,8 @@ def _entry_picks(
 ) -> list[str]:
     """The entry tools a turn's picks need (`ENTRY_TOOLS`): for each family with a picked
     tool, its best-scored search tool when a picked tool of it takes an identifier (unless a
-    search tool is picked), and its tools that take a URL when the prompt holds a link."""
+    search tool is picked), its click tool when a picked tool of it fills in a form
+    (`FORM_SUBMIT`), and its tools that take a URL when the prompt holds a link."""
     if not index.entries:
         return []
     positions = index.positions
@@ -674,6 +699,8 @@ def _entry_picks(
         if entry.search and mine & entry.takes_id and mine.isdisjoint(entry.search):
             best = max(entry.search, key=lambda i: (scores[i], -i))
             out.append(index.names[best])
+        if FORM_SUBMIT and entry.click and mine & entry.fills and mine.isdisjoint(entry.click):
+            out.append(index.names[entry.click[0]])
         if link:
             # every way the server opens a link ("navigate_page" and "new_page"): which one
             # the task wants is the model's choice

@@ -3,7 +3,8 @@ carries that stand for a word: a table's snake_case columns ("sql"), a chat chan
 
 Entry tools: a picked tool that takes an identifier (``page_id``) needs the server's search
 tool first when the user names the thing by its title; a prompt with a link needs the server's
-tool that opens one before a tool that works on the open page."""
+tool that opens one before a tool that works on the open page; a UI automation server's tool
+that fills in a form needs its click tool after it (the form is submitted)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,14 @@ BROWSER = [
     ),
     *(tool(f"devtools__{job}", f"Page {job}") for job in FILLER),
 ]
+UI = [
+    tool("ui__browser_fill_form", "Fill multiple form fields", "fields"),
+    tool("ui__browser_type", "Type text into editable element", "element", "text"),
+    tool("ui__browser_click", "Perform click on a web page", "element"),
+    tool("ui__browser_double_click", "Perform a double click on a web page", "element"),
+    tool("ui__browser_hover", "Hover over element on page", "element"),
+    *(tool(f"ui__browser_{job}", f"Browser {job}") for job in FILLER),
+]
 OTHERS = [
     ToolInfo(name="db__query", description="Run a read-only SQL query"),
     ToolInfo(name="db__list_schemas", description="List the schemas of the database"),
@@ -52,7 +61,7 @@ OTHERS = [
     ToolInfo(name="calendar_event", description="Create a calendar event"),
     ToolInfo(name="weather", description="Current weather and forecast for a place"),
 ]
-TOOLS = [*WIKI, *BROWSER, *OTHERS]
+TOOLS = [*WIKI, *BROWSER, *UI, *OTHERS]
 
 
 def picks(prompt: str, tools: list[ToolInfo] = TOOLS) -> tuple[str, ...]:
@@ -126,3 +135,25 @@ def test_a_channel_mention_is_evidence_for_the_chat_tools() -> None:
     allowed = picks("the alert in #alerts-prod a minute ago: what did it say?")
     assert "chat__get_history" in allowed
     assert "chat__get_history" not in picks("fix issue #88, the alert one")
+
+
+def test_a_filled_form_brings_the_servers_click_tool(monkeypatch: pytest.MonkeyPatch) -> None:
+    prompt = "fill the signup form fields with name Ada and email ada@example.org"
+    allowed = picks(prompt)
+    assert "ui__browser_fill_form" in allowed
+    # the plain click, not every tool named "click"
+    assert "ui__browser_click" in allowed and "ui__browser_double_click" not in allowed
+    monkeypatch.setattr(offline, "FORM_SUBMIT", False)
+    assert "ui__browser_click" not in picks(prompt)
+
+
+def test_the_click_tool_comes_from_the_names_alone() -> None:
+    """Unlike the search and URL entries, no parameter words are needed."""
+    bare = [t.model_copy(update={"parameters": ""}) for t in TOOLS]
+    allowed = picks("type the coupon text SAVE10 into the editable element", bare)
+    assert "ui__browser_type" in allowed and "ui__browser_click" in allowed
+
+
+def test_no_click_tool_without_a_fill_pick() -> None:
+    allowed = picks("hover over the element on the page")
+    assert "ui__browser_hover" in allowed and "ui__browser_click" not in allowed
