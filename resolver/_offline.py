@@ -32,11 +32,14 @@ How it decides (README, "Offline classifier"):
    words its tools match too is discounted (`_prefer_named`), in the whole prompt and in each
    of its clauses: its tools outrank look-alikes.
 9. **Entry tools**: a picked MCP server tool that takes an identifier brings its server's
-   search tool, and a link in the prompt its server's tools that open a URL (`_entry_picks`).
+   search tool, a link in the prompt its server's tools that open a URL, a picked tool that
+   fills in a form its server's click tool, and any pick its server's general reader
+   (``kubectl_get``) (`_entry_picks`).
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 import heapq
 import itertools
@@ -121,6 +124,12 @@ opened before it is audited)."""
 ENTRY_URL_TOOLS = 3
 """At most this many of a server's tools that take a URL join (in the host's order)."""
 FORM_SUBMIT = True
+SERVER_READER = True
+"""A server's general reader joins whenever one of its tools is picked (`_reader`): the tool
+named by a read verb alone (``get``, ``list``; after the word its tools' names start with, as
+``kubectl_get`` among ``kubectl_apply``, ``kubectl_describe``, ...) reads any of the server's
+things, and a task on them usually starts by looking ("whats running in the cluster",
+"describe the Pending pods")."""
 """A UI automation server's click tool joins its picked tool that fills in a form's fields
 (`_entry_picks`): a filled form is submitted with a click ("fill in the signup form with ..."
 needs ``browser_fill_form`` and ``browser_click``). From the tools' names only: a server with a
@@ -297,6 +306,8 @@ class _Entry:
     """Its tools that fill in a form's fields (a name word "fill" or "type")."""
     click: tuple[int, ...] = ()
     """Its click tool (a name word "click", the shortest such name): what submits a form."""
+    reader: tuple[int, ...] = ()
+    """Its general reader (`_reader`)."""
 
 
 @dataclass(frozen=True)
@@ -644,8 +655,9 @@ def _entries(tools: Sequence[tuple[str, str]], params: Sequence[str]) -> tuple[_
     """The entry tools of each tool family (an MCP server's ``<server>__<tool>``): its search
     tools, and its tools that take a URL and say so in their description ("Navigate to a
     URL"; not one with a link among its options), from the tools' names, descriptions and the
-    host's parameter words (`ENTRY_TOOLS`); and the click tool that submits what its fill tools
-    fill in (`FORM_SUBMIT`, from the names alone). Families with none of them are left out."""
+    host's parameter words (`ENTRY_TOOLS`); from the names alone, the click tool that submits
+    what its fill tools fill in (`FORM_SUBMIT`) and its general reader (`SERVER_READER`).
+    Families with none of them are left out."""
     names = [name for name, _ in tools]
     out = []
     for _, members in _families(names):
@@ -666,7 +678,8 @@ def _entries(tools: Sequence[tuple[str, str]], params: Sequence[str]) -> tuple[_
         fills = frozenset(
             i for i in members if click is not None and not _FILL_WORDS.isdisjoint(local[i])
         )
-        if (search and takes_id) or takes_url or fills:
+        reader = _reader(names, members) if SERVER_READER else ()
+        if (search and takes_id) or takes_url or fills or reader:
             out.append(
                 _Entry(
                     frozenset(members),
@@ -675,9 +688,37 @@ def _entries(tools: Sequence[tuple[str, str]], params: Sequence[str]) -> tuple[_
                     takes_url,
                     fills,
                     (click,) if fills and click is not None else (),
+                    reader,
                 )
             )
     return tuple(out)
+
+
+_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+"""A word of a tool's name as written (``kubectl_get``, ``getItems``, ``API-get-self``)."""
+_READ_VERBS = frozenset({"get", "list"})
+READER_PREFIX_TOOLS = 3
+"""A name's first word is the server's naming prefix when this many of its tools start with it."""
+
+
+def _reader(names: Sequence[str], members: Sequence[int]) -> tuple[int, ...]:
+    """A family's general reader (`SERVER_READER`): its tool named ``get`` or ``list``, or
+    ``<prefix>_get``/``<prefix>_list`` where the prefix starts the names of at least
+    `READER_PREFIX_TOOLS` of its tools (``kubectl_get``; not ``issue_list``, whose first word
+    names a thing). The first such tool in the host's order; none when there is none."""
+    words = {
+        i: [w.lower() for w in _NAME_WORD.findall(names[i].partition(FAMILY_SEPARATOR)[2][:64])]
+        for i in members
+    }
+    firsts = collections.Counter(ws[0] for ws in words.values() if ws)
+    for i in members:
+        ws = words[i]
+        if ws and ws[-1] in _READ_VERBS:
+            if len(ws) == 1:
+                return (i,)
+            if len(ws) == 2 and ws[0] not in _READ_VERBS and firsts[ws[0]] >= READER_PREFIX_TOOLS:
+                return (i,)
+    return ()
 
 
 def _entry_picks(
@@ -685,8 +726,9 @@ def _entry_picks(
 ) -> list[str]:
     """The entry tools a turn's picks need (`ENTRY_TOOLS`): for each family with a picked
     tool, its best-scored search tool when a picked tool of it takes an identifier (unless a
-    search tool is picked), its click tool when a picked tool of it fills in a form
-    (`FORM_SUBMIT`), and its tools that take a URL when the prompt holds a link."""
+    search tool is picked), its general reader (`SERVER_READER`), its click tool when a picked
+    tool of it fills in a form (`FORM_SUBMIT`), and its tools that take a URL when the prompt
+    holds a link."""
     if not index.entries:
         return []
     positions = index.positions
@@ -699,6 +741,9 @@ def _entry_picks(
         if entry.search and mine & entry.takes_id and mine.isdisjoint(entry.search):
             best = max(entry.search, key=lambda i: (scores[i], -i))
             out.append(index.names[best])
+        if entry.reader and mine.isdisjoint(entry.reader):
+            # every picked server's general reader (`SERVER_READER`)
+            out.append(index.names[entry.reader[0]])
         if FORM_SUBMIT and entry.click and mine & entry.fills and mine.isdisjoint(entry.click):
             out.append(index.names[entry.click[0]])
         if link:

@@ -4,7 +4,8 @@ carries that stand for a word: a table's snake_case columns ("sql"), a chat chan
 Entry tools: a picked tool that takes an identifier (``page_id``) needs the server's search
 tool first when the user names the thing by its title; a prompt with a link needs the server's
 tool that opens one before a tool that works on the open page; a UI automation server's tool
-that fills in a form needs its click tool after it (the form is submitted)."""
+that fills in a form needs its click tool after it (the form is submitted); any task on a
+server's things usually starts by looking at them with its general reader (``kubectl_get``)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,20 @@ UI = [
     tool("ui__browser_hover", "Hover over element on page", "element"),
     *(tool(f"ui__browser_{job}", f"Browser {job}") for job in FILLER),
 ]
+KUBE = [
+    tool("kube__kubectl_get", "Get or list resources by type and name", "resourceType", "name"),
+    tool("kube__kubectl_describe", "Describe resources by type and name", "resourceType", "name"),
+    tool("kube__kubectl_scale", "Scale a deployment", "name", "replicas"),
+    tool("kube__kubectl_logs", "Get logs from pods", "name", "container"),
+    tool("kube__install_chart", "Install a Helm chart", "chart"),
+]
+TRACKER = [
+    # "list_issues": a read verb and a thing, not a general reader
+    tool("tracker__list_issues", "List the issues of a project", "project"),
+    tool("tracker__create_issue", "Open an issue in a project", "project", "title"),
+    tool("tracker__close_issue", "Close an issue", "project", "number"),
+    tool("tracker__comment_issue", "Comment on an issue", "project", "number", "body"),
+]
 OTHERS = [
     ToolInfo(name="db__query", description="Run a read-only SQL query"),
     ToolInfo(name="db__list_schemas", description="List the schemas of the database"),
@@ -61,7 +76,7 @@ OTHERS = [
     ToolInfo(name="calendar_event", description="Create a calendar event"),
     ToolInfo(name="weather", description="Current weather and forecast for a place"),
 ]
-TOOLS = [*WIKI, *BROWSER, *UI, *OTHERS]
+TOOLS = [*WIKI, *BROWSER, *UI, *KUBE, *TRACKER, *OTHERS]
 
 
 def picks(prompt: str, tools: list[ToolInfo] = TOOLS) -> tuple[str, ...]:
@@ -157,3 +172,30 @@ def test_the_click_tool_comes_from_the_names_alone() -> None:
 def test_no_click_tool_without_a_fill_pick() -> None:
     allowed = picks("hover over the element on the page")
     assert "ui__browser_hover" in allowed and "ui__browser_click" not in allowed
+
+
+def test_a_servers_pick_brings_its_general_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    prompt = "scale the checkout deployment to 5 replicas"
+    allowed = picks(prompt)
+    assert "kube__kubectl_scale" in allowed and "kube__kubectl_get" in allowed
+    monkeypatch.setattr(offline, "SERVER_READER", False)
+    assert "kube__kubectl_get" not in picks(prompt)
+
+
+def test_a_reader_is_a_read_verb_after_the_servers_naming_prefix() -> None:
+    names = [t.name for t in [*KUBE, *TRACKER]]
+    kube = range(len(KUBE))
+    tracker = range(len(KUBE), len(names))
+    assert offline._reader(names, kube) == (0,)
+    assert offline._reader(names, tracker) == ()
+    # a first word fewer than READER_PREFIX_TOOLS names start with is no naming prefix
+    short = ["k__kubectl_get", "k__kubectl_apply", "k__install_chart"]
+    assert offline._reader(short, range(3)) == ()
+    assert offline._reader(["k__apply", "k__list"], range(2)) == (1,)
+    assert offline._reader(["k__getItems", "k__get", "k__API-get-self"], range(3)) == (1,)
+
+
+def test_no_reader_without_a_pick_of_its_server() -> None:
+    allowed = picks("comment on issue 12 of the infra project: fixed in the last release")
+    assert "tracker__comment_issue" in allowed
+    assert not any(name.startswith("kube__") for name in allowed)
