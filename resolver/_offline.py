@@ -28,9 +28,10 @@ How it decides (README, "Offline classifier"):
    adds a bonus to the tools the prompt stands out for before the cut-off (`_semantic`); each
    clause's most similar tool joins the surface when the model is sure of it (`_clause_picks`);
    its conversation head empties a social turn unless the prompt says a tool's whole name.
-8. **A named server**: when the prompt names an MCP server, the other tools' evidence from the
-   words its tools match too is discounted (`_prefer_named`), in the whole prompt and in each
-   of its clauses: its tools outrank look-alikes.
+8. **A named server**: when the prompt names an MCP server (also mistyped by a letter left
+   out, added or swapped), the other tools' evidence from the words its tools match too is
+   discounted (`_prefer_named`), in the whole prompt and in each of its clauses: its tools
+   outrank look-alikes.
 9. **Entry tools**: a picked MCP server tool that takes an identifier brings its server's
    search tool, a link in the prompt its server's tools that open a URL, a picked tool that
    fills in a form its server's click tool, and any pick its server's general reader
@@ -172,6 +173,11 @@ MAX_TYPO_LENGTH = 24
 """Typo matching only looks at word-like terms (letters only) of 4-24 characters: a hash, a
 base64 blob or a long run of one letter is not a misspelt word, and its one-deletion variants
 would cost O(length²) time and memory."""
+SERVER_TYPOS = True
+"""A server's name mistyped by one letter left out, added or swapped still names it
+(`_named_families`): "ping the deployments channel on slak"."""
+MIN_SERVER_TYPO_LENGTH = 5
+"""Server-name terms shorter than this are matched only as written."""
 CJK_WORD_WEIGHT = 2.0
 """A CJK keyword word found whole in the prompt counts this many keyword matches..."""
 CJK_BIGRAM_WEIGHT = 0.5
@@ -368,6 +374,18 @@ class _Index:
     @functools.cached_property
     def cjk_first(self) -> FirstChars:
         return FirstChars(self.cjk_words)
+
+    @functools.cached_property
+    def server_typos(self) -> dict[str, tuple[str, ...]]:
+        """The server-name terms of `families` and their one-deletion variants -> the terms
+        (`_server_typos`)."""
+        out: dict[str, list[str]] = {}
+        for terms, _ in self.families:
+            for term in terms:
+                if _typo_term(term, MIN_SERVER_TYPO_LENGTH):
+                    for variant in _deletions(term) | {term}:
+                        out.setdefault(variant, []).append(term)
+        return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
 
     @functools.cached_property
     def positions(self) -> dict[str, int]:
@@ -1299,9 +1317,31 @@ def clauses_of(prompt: str) -> list[str]:
 
 
 def _named_families(index: _Index, text: str) -> list[tuple[int, ...]]:
-    """The families whose server name the text says ("in Notion", "with Google Maps")."""
+    """The families whose server name the text says ("in Notion", "with Google Maps"), also
+    mistyped by a letter left out, added or swapped ("on slak", "in notoin"; `SERVER_TYPOS`)."""
     words = set(tokens(text))
+    if SERVER_TYPOS and index.server_typos:
+        words |= _server_typos(index.server_typos, words)
     return [members for terms, members in index.families if all(t in words for t in terms)]
+
+
+def _server_typos(variants: Mapping[str, tuple[str, ...]], words: Iterable[str]) -> set[str]:
+    """The server-name terms the prompt's `words` are one insertion, deletion or swap from (not
+    a substitution: "stack" is a word of its own, not "slack" mistyped)."""
+    found: set[str] = set()
+    for word in words:
+        if not _typo_term(word, MIN_SERVER_TYPO_LENGTH - 1):
+            continue
+        for variant in _deletions(word) | {word}:
+            for term in variants.get(variant, ()):
+                if term != word and one_edit(word, term) and not _substitution(word, term):
+                    found.add(term)
+    return found
+
+
+def _substitution(a: str, b: str) -> bool:
+    """Whether `b` is `a` with one letter replaced."""
+    return len(a) == len(b) and sum(x != y for x, y in zip(a, b, strict=True)) == 1
 
 
 def _prefer_named(

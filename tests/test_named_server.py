@@ -135,3 +135,53 @@ def test_each_clause_prefers_the_named_servers_tools() -> None:
 
 def test_without_the_preference_a_clause_picks_the_look_alike_first(off: None) -> None:
     assert clause_lists(CLAUSED)[1] == ["devtools__navigate_page", "puppeteer__navigate"]
+
+
+def named_servers(prompt: str) -> set[str]:
+    """The servers `_named_families` reads in `prompt`."""
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None))
+    tools = [
+        *TOOLS,
+        ToolInfo(name="slack__post_message", description="Post a message"),
+        ToolInfo(name="slack__list_channels", description="List the channels"),
+    ]
+    prepared = resolver._prepare(tools)
+    index = offline.OfflineClassifier()._index_for(
+        prepared.described, prepared.catalog, prepared.params
+    )
+    return {
+        index.names[members[0]].partition("__")[0]
+        for members in offline._named_families(index, prompt)
+    }
+
+
+@pytest.mark.parametrize(
+    ("prompt", "server"),
+    [
+        ("pls ping the deployments channel on slak", "slack"),  # a letter left out
+        ("post it on slackk", "slack"),  # one added
+        ("with puppeteer open the shop", "puppeteer"),
+        ("with pupeteer open the shop", "puppeteer"),
+        ("post it on slcak", "slack"),  # two swapped
+    ],
+)
+def test_a_mistyped_server_name_still_names_it(prompt: str, server: str) -> None:
+    assert named_servers(prompt) == {server}
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "the stack trace of the crash",  # a letter replaced: a word of its own
+        "show me the chat log",  # "chat" is shorter than MIN_SERVER_TYPO_LENGTH: as written only
+        "with devtools open the page",
+    ],
+)
+def test_a_word_one_replaced_letter_away_names_no_server(prompt: str) -> None:
+    assert not named_servers(prompt) - {"devtools", "chat"}
+    assert "slack" not in named_servers(prompt)
+
+
+def test_mistyped_names_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(offline, "SERVER_TYPOS", False)
+    assert named_servers("pls ping the deployments channel on slak") == set()
