@@ -1188,9 +1188,11 @@ class OfflineClassifier:
         if semantic and CLAUSE_PICK_GAP > 0:
             lists.extend(self._clause_picks(index, request, plain))
         chosen = _round_robin(lists, cap)
+        entries: list[str] = []
         if index.entries:
             link = _LINK.search(plain, 0, ENTITY_CHARS) is not None
-            chosen += tuple(_entry_picks(index, chosen, scores, link))
+            entries = _entry_picks(index, chosen, scores, link)
+            chosen += tuple(entries)
         second = scores[ranked[1]] if len(ranked) > 1 else 0.0
         margin = (top - second) / top
         confidence = min(1.0, 0.3 + 0.06 * top + 0.3 * margin)
@@ -1198,7 +1200,8 @@ class OfflineClassifier:
             selected=chosen,
             confidence=round(confidence, 3),
             scores=rounded,
-            reasoning=f"lexical match; best {names[ranked[0]]} ({top:.2f})",
+            reasoning=f"lexical match; best {names[ranked[0]]} ({top:.2f})"
+            + (f"; entry tools of the picked servers: {', '.join(entries[:8])}" if entries else ""),
             cutoff=round(cutoff, 4),
             classifier=label,
             conversation=conversation,

@@ -199,3 +199,14 @@ def test_no_reader_without_a_pick_of_its_server() -> None:
     allowed = picks("comment on issue 12 of the infra project: fixed in the last release")
     assert "tracker__comment_issue" in allowed
     assert not any(name.startswith("kube__") for name in allowed)
+
+
+def test_the_reasoning_names_the_tools_that_joined_as_entry_tools() -> None:
+    """What `resolver resolve --json` and telemetry (with capturePrompts) show: a tool that
+    joined as an entry tool is named as one, not left to look like a weak pick."""
+    resolver = Resolver(ResolverConfig(keyword_cache_file="", core_tools=()))
+    prompt = "scale the checkout deployment to 5 replicas"
+    res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=TOOLS)))
+    assert "entry tools of the picked servers: kube__kubectl_get" in res.reasoning
+    res = asyncio.run(resolver.resolve(TurnRequest(prompt="what's the weather", tools=TOOLS)))
+    assert "entry tools" not in res.reasoning
