@@ -1324,7 +1324,8 @@ def _named_families(index: _Index, text: str) -> list[tuple[int, ...]]:
     mistyped by a letter left out, added or swapped ("on slak", "in notoin"; `SERVER_TYPOS`)."""
     words = set(tokens(text))
     if SERVER_TYPOS and index.server_typos:
-        words |= _server_typos(index.server_typos, words)
+        # a word of the surface's own vocabulary is that word, not a mistyped server name
+        words |= _server_typos(index.server_typos, words.difference(index.weights))
     return [members for terms, members in index.families if all(t in words for t in terms)]
 
 
