@@ -125,16 +125,16 @@ opened before it is audited)."""
 ENTRY_URL_TOOLS = 3
 """At most this many of a server's tools that take a URL join (in the host's order)."""
 FORM_SUBMIT = True
+"""A UI automation server's click tool joins its picked tool that fills in a form's fields
+(`_entry_picks`): a filled form is submitted with a click ("fill in the signup form with ..."
+needs ``browser_fill_form`` and ``browser_click``). From the tools' names only: a server with a
+tool named "click" and tools named "fill" or "type"."""
 SERVER_READER = True
 """A server's general reader joins whenever one of its tools is picked (`_reader`): the tool
 named by a read verb alone (``get``, ``list``; after the word its tools' names start with, as
 ``kubectl_get`` among ``kubectl_apply``, ``kubectl_describe``, ...) reads any of the server's
 things, and a task on them usually starts by looking ("whats running in the cluster",
 "describe the Pending pods")."""
-"""A UI automation server's click tool joins its picked tool that fills in a form's fields
-(`_entry_picks`): a filled form is submitted with a click ("fill in the signup form with ..."
-needs ``browser_fill_form`` and ``browser_click``). From the tools' names only: a server with a
-tool named "click" and tools named "fill" or "type"."""
 NAMED_SERVER_OTHERS = 0.5
 """When the prompt names an MCP server ("in Notion", "use Playwright"), another tool's evidence
 from words that the named server's tools match too counts this fraction of itself: the named
@@ -376,16 +376,11 @@ class _Index:
         return FirstChars(self.cjk_words)
 
     @functools.cached_property
-    def server_typos(self) -> dict[str, tuple[str, ...]]:
-        """The server-name terms of `families` and their one-deletion variants -> the terms
-        (`_server_typos`)."""
-        out: dict[str, list[str]] = {}
-        for terms, _ in self.families:
-            for term in terms:
-                if _typo_term(term, MIN_SERVER_TYPO_LENGTH):
-                    for variant in _deletions(term) | {term}:
-                        out.setdefault(variant, []).append(term)
-        return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
+    def server_typos(self) -> dict[str, tuple[tuple[str, str], ...]]:
+        """The server-name terms of `families` by their one-deletion variants
+        (`_deletion_index`, for `_server_typos`)."""
+        terms = dict.fromkeys(t for ts, _ in self.families for t in ts)
+        return _deletion_index((t, t) for t in terms if _typo_term(t, MIN_SERVER_TYPO_LENGTH))
 
     @functools.cached_property
     def positions(self) -> dict[str, int]:
@@ -694,7 +689,7 @@ def _entries(tools: Sequence[tuple[str, str]], params: Sequence[str]) -> tuple[_
             (i for i in members if "click" in local[i]), key=lambda i: len(local[i]), default=None
         )
         fills = frozenset(
-            i for i in members if click is not None and not _FILL_WORDS.isdisjoint(local[i])
+            () if click is None else (i for i in members if not _FILL_WORDS.isdisjoint(local[i]))
         )
         reader = _reader(names, members) if SERVER_READER else ()
         if (search and takes_id) or takes_url or fills or reader:
@@ -1329,7 +1324,9 @@ def _named_families(index: _Index, text: str) -> list[tuple[int, ...]]:
     return [members for terms, members in index.families if all(t in words for t in terms)]
 
 
-def _server_typos(variants: Mapping[str, tuple[str, ...]], words: Iterable[str]) -> set[str]:
+def _server_typos(
+    variants: Mapping[str, tuple[tuple[str, str], ...]], words: Iterable[str]
+) -> set[str]:
     """The server-name terms the prompt's `words` are one insertion, deletion or swap from (not
     a substitution: "stack" is a word of its own, not "slack" mistyped)."""
     found: set[str] = set()
@@ -1337,7 +1334,7 @@ def _server_typos(variants: Mapping[str, tuple[str, ...]], words: Iterable[str])
         if not _typo_term(word, MIN_SERVER_TYPO_LENGTH - 1):
             continue
         for variant in _deletions(word) | {word}:
-            for term in variants.get(variant, ()):
+            for term, _ in variants.get(variant, ()):
                 if term != word and one_edit(word, term) and not _substitution(word, term):
                     found.add(term)
     return found
