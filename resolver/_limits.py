@@ -275,7 +275,7 @@ class SameTools(Generic[T]):
 _BOUNDED: SameTools[tuple[list[ToolInfo], bool]] = SameTools()
 
 
-def _bound_tools(tools: list[ToolInfo]) -> tuple[list[ToolInfo], bool]:
+def bound_tools(tools: list[ToolInfo]) -> tuple[list[ToolInfo], bool]:
     """Host descriptions cut to the surface's `description_cap`, surrogates cleaned (names
     kept); the last surface's answer when the host passes the same tool objects."""
     last = _BOUNDED.get(tools)
@@ -345,7 +345,7 @@ def bound_request(request: TurnRequest) -> Bounded:
     tools = request.tools
     described_cut = False
     if tools is not None and not too_many:
-        tools, described_cut = _bound_tools(tools)
+        tools, described_cut = bound_tools(tools)
     skills, skills_cut = _bound_skills(request.skills)
     if described_cut or skills_cut:
         codes.append("description_truncated")

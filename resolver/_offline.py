@@ -48,6 +48,7 @@ import math
 import operator
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -161,6 +162,13 @@ COVERAGE_MIN = 4.0
 COVERAGE_EXPLAIN = 0.3
 """How much of a term's weight a pick spends (1.0: all of it, when the pick is the term's
 strongest match)."""
+MAX_SEGMENTS = 32
+"""At most this many clauses of a prompt get their own ranking (`_segment_lists`): the first and
+the last half of them when there are more (a pasted log or document between a request and its
+last step). Each ranking scores the whole surface, so without a bound a 16,000-character
+prompt of 900 short clauses on a 10,000-tool surface kept a worker thread busy for half a
+minute after its turn had answered. The round robin reads at most `MAX_SELECTED_MULTI` lists
+anyway; the case sets' longest prompt has 25 clauses (Seal-Tools)."""
 MAX_SELECTED = 16
 PER_CLAUSE = 4
 """A prompt of many clauses may keep this many tools per clause..."""
@@ -883,6 +891,11 @@ class OfflineClassifier:
     def _index(self, request: ClassifyInput) -> _Index:
         return self._index_for(request.tools, request.catalog, request.params)
 
+    def index_count(self) -> int:
+        """How many candidate sets' indexes are built and kept."""
+        with self._lock:
+            return len(self._indexes)
+
     def has_index(self, request: ClassifyInput) -> bool:
         """Whether the index for the request's candidates is built (a turn need not build it)."""
         key = _index_key(request.tools, request.catalog, request.params)
@@ -1105,7 +1118,12 @@ class OfflineClassifier:
         return self.classify_sync(request)
 
     def classify_sync(self, request: ClassifyInput) -> Classification:
-        """Rank candidates and cut where the score drops off; cover every clause."""
+        """Rank candidates and cut where the score drops off; cover every clause.
+
+        Past the request's budget (`ClassifyInput.timeout_s`) the per-clause rankings stop: the
+        turn has answered without this pass by then, and its worker thread should not go on
+        taking CPU from the next turns."""
+        stop = time.monotonic() + request.timeout_s
         index = self._index(request)
         plain = task_text(index.markers, request.prompt)
         # the semantic extra's head: how likely the turn is conversation (no tool needed), and
@@ -1175,7 +1193,7 @@ class OfflineClassifier:
         named = _named_families(index, task) if index.families else []
         if FAMILY_PICKS and named:
             lists.extend(_family_lists(index, named, scores))
-        lists.extend(self._segment_lists(index, task, typos, named, core))
+        lists.extend(self._segment_lists(index, task, typos, named, core, stop=stop))
         clauses = len(lists) - 2 - (len(named) if FAMILY_PICKS else 0)
         cap = min(MAX_SELECTED_MULTI, max(MAX_SELECTED, PER_CLAUSE * clauses))
         if LOOKUP:
@@ -1209,15 +1227,22 @@ class OfflineClassifier:
         typos: dict[tuple[str, str], list[str]] | None = None,
         named: Sequence[tuple[int, ...]] = (),
         core: Iterable[str] = (),
+        stop: float | None = None,
     ) -> list[list[str]]:
-        """Per clause of a multi-part prompt: its best tools, best first. When the prompt
-        names MCP servers (`named`), their tools outrank look-alikes in each clause as in the
-        whole prompt (`_prefer_named`)."""
+        """Per clause of a multi-part prompt (at most `MAX_SEGMENTS`; none after the monotonic
+        time `stop`): its best tools, best first. When the prompt names MCP servers (`named`),
+        their tools outrank look-alikes in each clause as in the whole prompt
+        (`_prefer_named`)."""
         segments = clauses_of(prompt)
         if len(segments) < 2:
             return []
+        if len(segments) > MAX_SEGMENTS:
+            half = MAX_SEGMENTS // 2
+            segments = segments[:half] + segments[-(MAX_SEGMENTS - half) :]
         lists: list[list[str]] = []
         for segment in segments:
+            if stop is not None and time.monotonic() > stop:
+                break
             touched: set[int] = set()
             query = self._query(index, segment, typos=typos)
             seg_scores = self._score(index, query, touched)

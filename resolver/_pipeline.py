@@ -38,6 +38,7 @@ from ._limits import (
     Bounded,
     SameTools,
     bound_request,
+    bound_tools,
 )
 from ._offline import OfflineClassifier
 from ._reuse import ReuseStore, apply_reused, isolation_parts
@@ -703,8 +704,11 @@ class Resolver:
         )
 
     def warm(self, tools: Sequence[ToolInfo]) -> None:
-        """Build the catalog view and the offline index for a surface ahead of its first turn."""
-        prepared = self._prepare(tools)
+        """Build the catalog view and the offline index for a surface ahead of its first turn
+        (of the surface as a turn sees it: descriptions cut to the surface's budget, as
+        `bound_request` cuts them, or the turn would find no index for it and build its own)."""
+        bounded, _ = bound_tools(list(tools))
+        prepared = self._prepare(bounded)
         self.offline.warm(prepared.described, prepared.catalog, prepared.params)
 
     async def prime(self, tools: Sequence[ToolInfo], *, timeout_s: float = 180.0) -> float | None:

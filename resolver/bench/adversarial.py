@@ -1055,6 +1055,93 @@ def family_hostile_descriptions(ctx: Context) -> list[Trial]:
     return trials
 
 
+# ---------------------------------------------------------------- family: hostile surfaces
+
+SETTLE_S = 1.0
+"""How long a hostile-surface case watches the process after its answer."""
+SETTLE_CPU_S = 0.5
+"""CPU the process may spend in that time: a worker thread still ranking a turn that has
+answered spends all of it."""
+
+
+def _words(count: int, seed: int) -> list[str]:
+    """`count` distinct pronounceable nonsense words (no tool's lexicon, no stop word)."""
+    consonants, vowels = "bdfgklmnprstvz", "aeiou"
+    out: list[str] = []
+    n = seed
+    while len(out) < count:
+        word, x = "", n
+        for _ in range(3):
+            word += consonants[x % 14] + vowels[(x // 14) % 5]
+            x //= 70
+        out.append(word + "x")
+        n += 1
+    return out
+
+
+def family_hostile_surfaces(ctx: Context) -> list[Trial]:
+    """Surfaces an MCP server could publish and prompts a user could paste, on a resolver that
+    has warmed the surface as a host does: the classifier itself answers (no deadline
+    abstention) and stops working when it has — no worker thread left ranking the turn."""
+    fam = "hostile surfaces"
+    words = _words(2_000, 7)
+    one_server = [
+        ToolInfo(name=f"srv__get_{words[i % 2000]}_{i}", description=f"get {words[i % 1999]}")
+        for i in range(MAX_CANDIDATES - 1)
+    ]
+    look_alikes = [
+        ToolInfo(name=f"s{i % 50}__list_{i}", description="list things on the server")
+        for i in range(MAX_CANDIDATES - 1)
+    ]
+    # 2,500 tools x 1 KB: over the surface's description budget, so every turn cuts them
+    over_budget = [
+        ToolInfo(
+            name=f"m{i % 40}__{words[i % 2000]}_{i}",
+            description=" ".join(words[(i * 7 + k) % 2000] for k in range(140))[:1000],
+        )
+        for i in range(2_500)
+    ]
+    naming = " and ".join(f"s{i % 50} get list" for i in range(1500))[:16_000]
+    clauses = ", ".join(f"srv get {words[i % 2000]}" for i in range(2000))[:16_000]
+    cases = [
+        ("10,000 tools of one server, 16,000 characters of short clauses", one_server, clauses),
+        ("10,000 look-alike tools of 50 servers, 1,500 clauses naming them", look_alikes, naming),
+        (
+            "2,500 tools x 1 KB (over the description budget), warmed before the turn",
+            over_budget,
+            f"{words[3]} {words[900]} and {words[1500]}",
+        ),
+    ]
+    trials: list[Trial] = []
+    for case, tools, prompt in cases:
+        resolver = Resolver(config_of(catalogOverridesFile=None, llmTimeoutMs=ctx.deadline_ms))
+        resolver.warm(tools)
+        built = resolver.offline.index_count()
+
+        def answered(r: Resolution, resolver: Resolver = resolver, built: int = built) -> bool:
+            return (
+                r.tools_allow is not None
+                and "deadline_exceeded" not in r.reason_codes
+                and resolver.offline.index_count() == built  # the warm-up's index served
+            )
+
+        trial = _turn(
+            ctx,
+            fam,
+            case,
+            TurnRequest(prompt=prompt, tools=tools),
+            resolver=resolver,
+            expect=answered,
+        )
+        cpu = time.process_time()
+        time.sleep(SETTLE_S)
+        spent = time.process_time() - cpu
+        trial.passed = trial.passed and spent <= SETTLE_CPU_S
+        trial.detail += f"; CPU in the {SETTLE_S:.0f} s after the answer {spent:.2f} s"
+        trials.append(trial)
+    return trials
+
+
 # ---------------------------------------------------------------- the run
 
 FAMILIES: dict[str, Callable[[Context], list[Trial]]] = {
@@ -1066,6 +1153,7 @@ FAMILIES: dict[str, Callable[[Context], list[Trial]]] = {
     "secrets": family_secrets,
     "cli": family_cli,
     "hostile descriptions": family_hostile_descriptions,
+    "hostile surfaces": family_hostile_surfaces,
 }
 
 

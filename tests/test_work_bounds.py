@@ -1,0 +1,73 @@
+"""The offline pass does bounded work whatever the prompt (`MAX_SEGMENTS`), stops its
+per-clause rankings once its turn's budget is spent, and a warmed-up surface serves the turn
+even when the turn cuts the surface's descriptions (`Resolver.warm` bounds them the same way).
+The hostile surfaces themselves, with their timings, are `resolver.bench.adversarial`'s
+"hostile surfaces" family (tests/test_adversarial.py)."""
+
+from __future__ import annotations
+
+import time
+
+from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
+from resolver._limits import MAX_SURFACE_CHARS
+from resolver._offline import MAX_SEGMENTS, OfflineClassifier, clauses_of
+
+WORDS = [f"{a}{b}zorp" for a in "bdfgklmnprstvz" for b in "aeiou"]  # 70 words no lexicon has
+
+
+def clause_surface() -> tuple[Resolver, OfflineClassifier, object]:
+    tools = [ToolInfo(name=f"tool_{w}", description=f"handles {w} requests") for w in WORDS]
+    resolver = Resolver(ResolverConfig(keywordCacheFile=None, catalogOverridesFile=None))
+    prepared = resolver._prepare(tools)
+    offline = OfflineClassifier()
+    index = offline._index_for(prepared.described, prepared.catalog, prepared.params)
+    return resolver, offline, index
+
+
+def test_a_prompt_of_many_clauses_ranks_its_first_and_last_ones_only() -> None:
+    _, offline, index = clause_surface()
+    prompt = ", ".join(f"open the {w}" for w in WORDS)
+    assert len(clauses_of(prompt)) == len(WORDS) > MAX_SEGMENTS
+    lists = offline._segment_lists(index, prompt)  # type: ignore[arg-type]
+    assert len(lists) == MAX_SEGMENTS
+    firsts = [items[0] for items in lists]
+    half = MAX_SEGMENTS // 2
+    expected = [f"tool_{w}" for w in WORDS[:half] + WORDS[-(MAX_SEGMENTS - half) :]]
+    assert firsts == expected  # the request's opening parts and its closing ones
+
+
+def test_a_prompt_within_the_bound_ranks_every_clause() -> None:
+    _, offline, index = clause_surface()
+    prompt = ", ".join(f"open the {w}" for w in WORDS[:MAX_SEGMENTS])
+    lists = offline._segment_lists(index, prompt)  # type: ignore[arg-type]
+    assert [items[0] for items in lists] == [f"tool_{w}" for w in WORDS[:MAX_SEGMENTS]]
+
+
+def test_no_clause_is_ranked_after_the_budget_ends() -> None:
+    _, offline, index = clause_surface()
+    prompt = ", ".join(f"open the {w}" for w in WORDS[:8])
+    spent = time.monotonic() - 1.0
+    assert offline._segment_lists(index, prompt, stop=spent) == []  # type: ignore[arg-type]
+    later = time.monotonic() + 3600.0
+    assert len(offline._segment_lists(index, prompt, stop=later)) == 8  # type: ignore[arg-type]
+
+
+def test_a_warmed_surface_over_the_description_budget_serves_its_turns() -> None:
+    """Descriptions that together exceed `MAX_SURFACE_CHARS` are cut on every turn; the
+    warm-up cuts them the same way, so the turn finds the warm-up's index, builds none."""
+    count = 600
+    size = MAX_SURFACE_CHARS // count + 500  # over the budget in total
+    tools = [
+        ToolInfo(name=f"tool_{i}", description=(f"handles {WORDS[i % 70]} " * size)[:size])
+        for i in range(count)
+    ]
+    resolver = Resolver(ResolverConfig(keywordCacheFile=None, catalogOverridesFile=None))
+    resolver.warm(tools)
+    assert resolver.offline.index_count() == 1
+    resolution = resolver.resolve_sync(
+        TurnRequest(prompt=f"open the {WORDS[5]}", tools=tools, sessionId="s")
+    )
+    assert "description_truncated" in resolution.reason_codes
+    assert resolution.source == "offline"
+    assert resolver.offline.index_count() == 1  # the warm-up's index, no second build
+    assert resolution.tools_allow is not None and "tool_5" in resolution.tools_allow
