@@ -74,6 +74,34 @@ class SurfaceSize:
 
 Counter = Callable[[str], int]
 
+TOKEN_PIECE_CHARS = 48_000
+"""The tokenizer is given at most this many characters at a time: ``bpe-openai`` refuses a
+text of 1,000,000 characters or one call of more than 200,000 tokens (a 1,200-tool MCP surface
+is 2.3 MB), and a character is at most 4 UTF-8 bytes, so at most 4 tokens."""
+
+
+def pieces(text: str, size: int = TOKEN_PIECE_CHARS) -> list[str]:
+    """`text` cut into pieces of at most `size` characters whose token counts add up to the
+    whole text's: each cut is just before a single space between two non-space characters,
+    where o200k_base's pre-tokenizer always starts a new piece (" word", " {", " 1"), so no
+    token spans a cut. A stretch of `size` characters without such a space (no real tool
+    array has one) is cut at `size`; that count may then differ by a token at the cut."""
+    out: list[str] = []
+    start = 0
+    while len(text) - start > size:
+        end = start + size
+        cut = end
+        pos = text.rfind(" ", start + 1, end)
+        while pos > start:
+            if not text[pos - 1].isspace() and not text[pos + 1].isspace():
+                cut = pos
+                break
+            pos = text.rfind(" ", start + 1, pos)
+        out.append(text[start:cut])
+        start = cut
+    out.append(text[start:])
+    return out
+
 
 def load_token_counter() -> Counter | None:
     """An exact o200k_base token counter, or None when `bpe-openai` is not installed."""
@@ -88,7 +116,7 @@ def load_token_counter() -> Counter | None:
         return None
 
     def count(text: str) -> int:
-        return len(encoding.encode(text, disallowed_special=()))
+        return sum(len(encoding.encode(p, disallowed_special=())) for p in pieces(text))
 
     return count
 

@@ -9,6 +9,7 @@ import bpe_openai
 import pytest
 
 from resolver.telemetry import SurfaceMeter
+from resolver.telemetry._tokens import pieces
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = json.loads((REPO / "catalogs" / "openclaw-2026.9.6-tools.json").read_text())["tools"]
@@ -71,3 +72,27 @@ def test_empty_surface_costs_nothing() -> None:
     """An empty surface sends no tools key: 0 bytes, 0 tokens."""
     size = SurfaceMeter().measure([])
     assert (size.tools, size.bytes, size.tokens, size.basis) == (0, 0, 0, "empty")
+
+
+def test_token_pieces_add_up_to_the_whole_count() -> None:
+    """The tokenizer is fed pieces (`pieces`); their counts add up to the whole text's exactly,
+    on tool JSON and on text with runs of spaces, line breaks, digits, CJK and emoji."""
+    encoding = bpe_openai.get_encoding("o200k_base")
+    mixed = 'Ünïcödé  words\n  and 123 456 — 東京の天気 😀 x  y \t z, {"a": 1} ' * 400
+    for text in (wire(list(BY_NAME)) * 2, mixed):
+        whole = len(encoding.encode(text, disallowed_special=()))
+        parts = pieces(text, 5_000)
+        assert len(parts) > 3 and "".join(parts) == text
+        assert max(map(len, parts)) <= 5_000
+        assert sum(len(encoding.encode(p, disallowed_special=())) for p in parts) == whole
+
+
+def test_a_surface_of_megabytes_is_counted() -> None:
+    """A 1,300-tool MCP surface of 2.6 MB: more than the tokenizer takes in one call (1,000,000
+    characters, 200,000 tokens). It is counted, not dropped with its telemetry line."""
+    tools = [
+        (f"srv__tool_{i}", f"Tool number {i}. " + "lorem ipsum dolor " * 110) for i in range(1300)
+    ]
+    size = SurfaceMeter().measure(tools)
+    assert size.bytes > 2_500_000
+    assert size.tokens is not None and size.tokens > 200_000
