@@ -46,6 +46,19 @@ PROMPT_DESCRIPTION_CHARS = 600
 """Each tool's description in the classifier prompt is cut to this many characters (catalog
 descriptions are about 200; a host description can be any size)."""
 
+PROMPT_CATALOG_CHARS = 12_000
+"""All descriptions of the classifier prompt together (tools and skills). A longer catalog —
+a shortlist of an MCP server's 2 KB descriptions, hundreds of skills — gets its longest
+descriptions cut to one bound that brings the total within this (`share_cap`; never below
+`PROMPT_MIN_DESCRIPTION_CHARS`), so a request stays a few thousand tokens: inside an
+8,192-token local model (tests/test_llm_real.py counts it with the model's own tokenizer) and a
+bounded cost per turn on a paid endpoint. Untouched in practice: the default catalog's 54
+descriptions are 8,187 characters, the MCP set's shortlists at most 8,756."""
+PROMPT_MIN_DESCRIPTION_CHARS = 80
+PROMPT_MAX_SKILLS = 50
+"""Skills listed in the classifier prompt, by name (the host may pass up to 500; the shipped
+catalog has 12)."""
+
 SCHEMA_NAME = "tool_selection"
 
 INSTRUCTIONS = """\
@@ -63,20 +76,43 @@ are that the selection covers the turn), "reasoning": "one short sentence"}."""
 
 def system_prompt(request: ClassifyInput) -> str:
     """The stable prefix: instructions, the candidate catalog, always-on tools, skills."""
+    tools = sorted(request.tools)
+    skills = sorted(request.skills.items())[:PROMPT_MAX_SKILLS]
+    texts = [_one_line(d[: PROMPT_DESCRIPTION_CHARS * 4]) for _, d in (*tools, *skills)]
+    cap = share_cap(
+        [min(len(t), PROMPT_DESCRIPTION_CHARS) for t in texts],
+        PROMPT_CATALOG_CHARS,
+        PROMPT_MIN_DESCRIPTION_CHARS,
+    )
     lines = [INSTRUCTIONS, "", "## Tools", "<tools>"]
-    for name, description in sorted(request.tools):
-        text = _as_data(description)
+    for (name, _), raw in zip(tools, texts, strict=False):
+        text = _as_data(raw, cap)
         lines.append(f"- {_as_data(name)}: {text}" if text else f"- {_as_data(name)}")
     lines.append("</tools>")
     candidates = {name for name, _ in request.tools}
     core = sorted(request.core_tools & candidates)
     if core:
         lines += ["", "## Always available (no need to select)", ", ".join(core)]
-    if request.skills:
+    if skills:
         lines += ["", "## Skills the assistant has (use the tools they need)"]
-        for name, description in sorted(request.skills.items()):
-            lines.append(f"- {_as_data(name)}: {_as_data(description)}")
+        for (name, _), raw in zip(skills, texts[len(tools) :], strict=True):
+            lines.append(f"- {_as_data(name)}: {_as_data(raw, cap)}")
     return "\n".join(lines)
+
+
+def share_cap(lengths: list[int], budget: int, floor: int) -> int:
+    """The largest per-item bound that keeps the items' lengths, each cut to it, within
+    `budget` (short items keep their length; the longest are cut to one bound); at least
+    `floor`, and the longest length itself when everything fits."""
+    if sum(lengths) <= budget:
+        return max(lengths, default=floor)
+    left, count = budget, len(lengths)
+    for i, length in enumerate(sorted(lengths)):
+        share = left // (count - i)
+        if length > share:
+            return max(floor, share)
+        left -= length
+    return max(floor, left)  # unreachable: the sum was over the budget
 
 
 def turn_prompt(request: ClassifyInput) -> str:
@@ -149,10 +185,11 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _as_data(text: str) -> str:
-    """Catalog text as data inside the ``<tools>`` fence: one line, cut to
-    `PROMPT_DESCRIPTION_CHARS`, and unable to close the fence or open a tag of its own."""
-    text = _clip(text[: PROMPT_DESCRIPTION_CHARS * 4], PROMPT_DESCRIPTION_CHARS)
+def _as_data(text: str, limit: int = PROMPT_DESCRIPTION_CHARS) -> str:
+    """Catalog text as data inside the ``<tools>`` fence: one line, cut to `limit` (at most
+    `PROMPT_DESCRIPTION_CHARS`), and unable to close the fence or open a tag of its own."""
+    limit = min(limit, PROMPT_DESCRIPTION_CHARS)
+    text = _clip(text[: PROMPT_DESCRIPTION_CHARS * 4], limit)
     return text.replace("<", "‹").replace(">", "›")
 
 

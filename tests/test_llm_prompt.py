@@ -19,11 +19,16 @@ from resolver._classify import ClassifyInput
 from resolver._llm import combine_votes, parse_lenient, votes_needed
 from resolver._llm_prompt import (
     ENUM_LIMIT,
+    PROMPT_CATALOG_CHARS,
+    PROMPT_DESCRIPTION_CHARS,
     PROMPT_END_CHARS,
     PROMPT_HEAD_CHARS,
+    PROMPT_MAX_SKILLS,
+    PROMPT_MIN_DESCRIPTION_CHARS,
     TAIL_MESSAGES,
     answer_schema,
     build_messages,
+    share_cap,
     system_prompt,
     turn_prompt,
 )
@@ -75,6 +80,69 @@ def test_prefix_order_instructions_catalog_skills() -> None:
     assert "- automations: " in text
     assert "exec, read" in text[core_at:skills_at]
     assert '"type": "object"' not in text and "parameters" not in text
+
+
+def catalog_lines(text: str) -> list[str]:
+    """The ``- name: description`` lines of the tools and skills sections."""
+    return [ln for ln in text.splitlines() if ln.startswith("- ")]
+
+
+def test_the_default_catalog_is_listed_whole() -> None:
+    """54 catalog descriptions (about 11,000 characters) are far inside the prompt's budget:
+    each is listed as written (one line)."""
+    request = make_input()
+    text = system_prompt(request)
+    for name, description in request.tools:
+        assert f"- {name}: {' '.join(description.split())}" in text
+    assert sum(len(d) for _, d in request.tools) < PROMPT_CATALOG_CHARS
+
+
+def test_a_catalog_of_long_descriptions_is_cut_to_the_budget() -> None:
+    """72 tools of 1.9 KB (an MCP shortlist) and 500 skills of 2 KB: every tool is listed, by
+    name, its description cut so all of them stay within `PROMPT_CATALOG_CHARS` (short ones
+    whole), and at most `PROMPT_MAX_SKILLS` skills; the prompt stays byte-identical turn
+    after turn."""
+    words = "lorem ipsum dolor sit amet " * 80
+    tools = [(f"srv__tool_{i:02d}", f"Tool {i}. {words}") for i in range(70)]
+    tools += [("short_a", "Reads a file."), ("short_b", "Sends a message.")]
+    skills = {f"skill_{i:03d}": f"Skill {i}. {words}" for i in range(500)}
+    request = ClassifyInput(
+        prompt="anything",
+        messages=(),
+        tools=tuple(tools),
+        skills=skills,
+        catalog=make_input().catalog,
+        timeout_s=1.0,
+    )
+    text = system_prompt(request)
+    lines = catalog_lines(text)
+    tool_lines = [ln for ln in lines if not ln.startswith("- skill_")]
+    skill_lines = [ln for ln in lines if ln.startswith("- skill_")]
+    assert [ln[2:].split(":", 1)[0] for ln in tool_lines] == sorted(n for n, _ in tools)
+    assert len(skill_lines) == PROMPT_MAX_SKILLS
+    described = sum(len(ln.split(": ", 1)[1]) for ln in lines)
+    assert described <= PROMPT_CATALOG_CHARS
+    assert "- short_a: Reads a file." in text and "- short_b: Sends a message." in text
+    assert len(text) < PROMPT_CATALOG_CHARS + 8_000  # names, instructions, headings
+    assert system_prompt(request) == text
+
+
+@pytest.mark.parametrize(
+    ("lengths", "budget", "cap"),
+    [
+        ([100, 200, 300], 1000, 300),  # everything fits: nothing is cut
+        ([100, 600, 600], 1000, 450),  # the short one whole, the long ones share the rest
+        ([600] * 10, 1000, 100),
+        ([600] * 20, 1000, PROMPT_MIN_DESCRIPTION_CHARS),  # never below the floor
+        ([], 1000, PROMPT_MIN_DESCRIPTION_CHARS),
+    ],
+)
+def test_share_cap(lengths: list[int], budget: int, cap: int) -> None:
+    got = share_cap(lengths, budget, PROMPT_MIN_DESCRIPTION_CHARS)
+    assert got == cap
+    if cap > PROMPT_MIN_DESCRIPTION_CHARS and lengths:
+        assert sum(min(n, got) for n in lengths) <= budget
+        assert got <= max(lengths) <= PROMPT_DESCRIPTION_CHARS
 
 
 def test_turn_is_last_with_compact_tail() -> None:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from llm_real_env import LlamaServer, skip_reason
 
 from resolver import Resolver, ResolverConfig, TurnRequest
 from resolver._classify import ClassifyInput
 from resolver._llm import CLIENTS, LLMClassifier
-from resolver._llm_prompt import MAX_SELECTED_TOOLS, REASONING_CHARS
+from resolver._llm_prompt import MAX_SELECTED_TOOLS, REASONING_CHARS, build_messages
 from resolver._surface import default_surface
 
 pytestmark = pytest.mark.llm_real
@@ -98,3 +99,33 @@ def test_every_turn_keeps_at_least_the_offline_surface(server: LlamaServer) -> N
         assert got.tools_allow is not None, got.reason_codes
         assert set(floor.tools_allow or []) <= set(got.tools_allow), (prompt, got.reason_codes)
         assert got.source in ("llm", "keyword", "full"), got.reason_codes
+
+
+def test_a_shortlist_of_long_descriptions_fits_the_models_context(server: LlamaServer) -> None:
+    """A shortlist of 72 MCP tools with 2 KB descriptions and 500 skills: the classifier
+    request, through the server's own chat template and tokenizer, fits its 8,192-token
+    context with room for the answer (5,792 tokens here; 125,552 before the prompt had a
+    budget, `PROMPT_CATALOG_CHARS`, when a 1,200-tool hostile server's shortlist alone was
+    8,325 tokens: HTTP 400 on every turn, the offline answer instead)."""
+    words = "lorem ipsum dolor sit amet consectetur adipiscing elit " * 40
+    tools = tuple((f"srv__tool_{i:02d}", f"Tool {i}. {words}") for i in range(72))
+    catalog = Resolver(config(server))._prepare(default_surface()).catalog
+    request = ClassifyInput(
+        prompt="Export the ledger as a CSV file with the flood server",
+        messages=(),
+        tools=tools,
+        skills={f"skill_{i:03d}": f"Skill {i}. {words}" for i in range(500)},
+        catalog=catalog,
+        timeout_s=60,
+        core_tools=frozenset(),
+    )
+    root = server.base_url.rsplit("/v1", 1)[0]
+    applied = httpx.post(
+        f"{root}/apply-template", json={"messages": build_messages(request)}, timeout=60
+    )
+    applied.raise_for_status()
+    counted = httpx.post(f"{root}/tokenize", json={"content": applied.json()["prompt"]}, timeout=60)
+    counted.raise_for_status()
+    tokens = len(counted.json()["tokens"])
+    answer = LLMClassifier(config(server)).max_tokens([n for n, _ in tools], limits=True)
+    assert tokens + answer <= 8192, (tokens, answer)
