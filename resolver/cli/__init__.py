@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from .._errors import ResolverError
+from ._printable import Printable
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,6 +51,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:  # `resolver resolve --jsn`: the subcommand's usage, not the top level's
         args.cli_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed, for result files
+    if args.command == "serve":  # stdout is the sidecar's frame protocol
+        return _run(args)
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = Printable(out), Printable(err)
+    try:
+        return _run(args)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         stream=sys.stderr,
