@@ -84,8 +84,9 @@ def system_prompt(request: ClassifyInput) -> str:
         PROMPT_CATALOG_CHARS,
         PROMPT_MIN_DESCRIPTION_CHARS,
     )
+    tool_texts, skill_texts = texts[: len(tools)], texts[len(tools) :]
     lines = [INSTRUCTIONS, "", "## Tools", "<tools>"]
-    for (name, _), raw in zip(tools, texts, strict=False):
+    for (name, _), raw in zip(tools, tool_texts, strict=True):
         text = _as_data(raw, cap)
         lines.append(f"- {_as_data(name)}: {text}" if text else f"- {_as_data(name)}")
     lines.append("</tools>")
@@ -95,7 +96,7 @@ def system_prompt(request: ClassifyInput) -> str:
         lines += ["", "## Always available (no need to select)", ", ".join(core)]
     if skills:
         lines += ["", "## Skills the assistant has (use the tools they need)"]
-        for (name, _), raw in zip(skills, texts[len(tools) :], strict=True):
+        for (name, _), raw in zip(skills, skill_texts, strict=True):
             lines.append(f"- {_as_data(name)}: {_as_data(raw, cap)}")
     return "\n".join(lines)
 
