@@ -47,17 +47,43 @@ def latin_language(words: list[str], also: Mapping[str, frozenset[str]] | None =
     `words` are the prompt's terms with stop words kept (`tokens(text, keep_stopwords=True)`).
     `also`: per language, more of its words that tell it apart (the glossary's, for a short
     prompt with too few function words), counted like its function words.
+
+    One pass over the words (it runs for the prompt and for each of its clauses): a word counts
+    for English, or for each other language it is a function word of (`_owners`).
     """
-    lists = stopwords()
-    english = lists.get("en", frozenset())
-    en_hits = sum(1 for w in words if w in english)
+    english, owners = _owners()
+    en_hits = 0
+    counts = dict.fromkeys(LATIN, 0)
+    for w in words:
+        if w in english:
+            en_hits += 1
+            continue
+        langs = owners.get(w)
+        if langs is not None:
+            for lang in langs:
+                counts[lang] += 1
+        if also:
+            for lang in LATIN:
+                if (langs is None or lang not in langs) and w in also.get(lang, ()):
+                    counts[lang] += 1
     best, hits = "en", 0
-    for lang in LATIN:
-        own = lists.get(lang, frozenset())
-        more = also.get(lang, frozenset()) if also else frozenset()
-        count = sum(1 for w in words if (w in own or w in more) and w not in english)
-        if count > hits:
-            best, hits = lang, count
+    for lang in LATIN:  # the first of the languages with the most hits
+        if counts[lang] > hits:
+            best, hits = lang, counts[lang]
     if hits >= MIN_HITS and hits > en_hits:
         return best
     return "en"
+
+
+@lru_cache(maxsize=1)
+def _owners() -> tuple[frozenset[str], dict[str, tuple[str, ...]]]:
+    """English's function words, and each other Latin-script language's function word that is
+    not English's -> the languages it belongs to (in `LATIN` order)."""
+    lists = stopwords()
+    english = lists.get("en", frozenset())
+    owners: dict[str, list[str]] = {}
+    for lang in LATIN:
+        for w in lists.get(lang, frozenset()):
+            if w not in english:
+                owners.setdefault(w, []).append(lang)
+    return english, {w: tuple(langs) for w, langs in owners.items()}

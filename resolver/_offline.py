@@ -226,7 +226,7 @@ _SEGMENT_SPLIT = re.compile(
 the dots of a URL, a host name or a file name ("grafana.local:3000", "notes/diary.md") do
 not."""
 _ENTITIES = (
-    (re.compile(r"\bhttps?://|\bwww\.", re.IGNORECASE), ("url",), False),
+    (re.compile(r"\bhttps?://|\bwww\.", re.IGNORECASE), ("url",), False, ("://", "www.")),
     (
         re.compile(
             # SQL, not prose that uses its words ("select the photos from yesterday"): upper-
@@ -242,6 +242,7 @@ _ENTITIES = (
         ),
         ("sql",),
         False,
+        ("elect", "ert", "update", "delete", "create"),
     ),
     (
         # a table's columns as an analyst writes them: "events(account_id, occurred_at)",
@@ -253,12 +254,14 @@ _ENTITIES = (
         ),
         ("sql",),
         False,
+        ("_",),
     ),
     (
         # a chat channel as users write it ("post it in #sre-oncall"), not an issue number
         re.compile(r"(?<![\w&#/])#[A-Za-z][\w-]*[A-Za-z0-9](?![\w-])"),
         ("channel",),
         True,
+        ("#",),
     ),
     (
         # a file name or path with a common document, data, code or image extension
@@ -270,6 +273,7 @@ _ENTITIES = (
         ),
         ("file",),
         True,
+        (".",),
     ),
 )
 """A value the prompt carries, and the word a tool that takes it uses for it: a prompt with a
@@ -277,8 +281,11 @@ link in it counts one "url" term, as if it had said the word ("open https://..."
 for the tools that take a URL); an SQL statement counts one "sql" term; a file name one "file"
 term. The third field: the term scores only the tools without catalog keywords, as a synonym
 does (a catalogued tool's keywords already say which files its users name; on the default
-surface a file name in a prompt otherwise widens the surface with every file tool)."""
-_BARE_ENTITY_TERMS = frozenset(term for _, terms, bare in _ENTITIES if bare for term in terms)
+surface a file name in a prompt otherwise widens the surface with every file tool). The fourth:
+strings one of which every match contains, looked for in the lower-cased text before the
+pattern is run (most clauses have none). They avoid the letters i, k and s, which an ignore-case
+pattern also matches in "İ", "ı", "K" and "ſ"."""
+_BARE_ENTITY_TERMS = frozenset(term for _, terms, bare, _ in _ENTITIES if bare for term in terms)
 TOOL_LINKS_AS_URL = True
 """A link in a tool's description or parameter text is indexed as the word "url", not as its
 pieces: "e.g. https://example.com" in a parameter's description says the tool takes a URL, not
@@ -804,9 +811,15 @@ def _deletion_index(
     return {k: tuple(v) for k, v in out.items()}
 
 
-def _near(deletes: Mapping[str, tuple[tuple[str, str], ...]], form: str) -> set[str]:
+def _near(
+    deletes: Mapping[str, tuple[tuple[str, str], ...]],
+    form: str,
+    also: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
+) -> set[str]:
     """The terms of the indexed forms one edit (insert, delete, substitute, swap) from `form`:
-    "remnd" -> remind as stems, "postgress" -> postgres -> "postgr" as written.
+    "remnd" -> remind as stems, "postgress" -> postgres -> "postgr" as written. `also`: a
+    second deletion index looked up with the same variants (the term and its written form are
+    often the same string).
 
     The deletion index proposes candidates (a deletion on both sides can also pair words two
     edits apart, e.g. "remnd" and "rendu"); `one_edit` keeps only the true one-edit ones."""
@@ -815,6 +828,8 @@ def _near(deletes: Mapping[str, tuple[tuple[str, str], ...]], form: str) -> set[
     found: set[tuple[str, str]] = set()
     for variant in _deletions(form) | {form}:
         found.update(deletes.get(variant, ()))
+        if also is not None:
+            found.update(also.get(variant, ()))
     return {term for known, term in found if one_edit(form, known)}
 
 
@@ -977,9 +992,12 @@ class OfflineClassifier:
             key = (term, typed.get(term, ""))
             found = typos.get(key) if typos is not None else None
             if found is None:
-                near = _near(index.deletes, term)
-                if SPELLINGS:
-                    near |= _near(index.spellings, key[1])
+                if SPELLINGS and key[1] == term:
+                    near = _near(index.deletes, term, also=index.spellings)
+                else:
+                    near = _near(index.deletes, term)
+                    if SPELLINGS:
+                        near |= _near(index.spellings, key[1])
                 found = sorted(near)
                 if typos is not None:
                     typos[key] = found
@@ -997,8 +1015,9 @@ class OfflineClassifier:
                     stand_in = _SYNONYM_TERM + term
                     if stand_in in index.postings and term not in query:
                         query[stand_in] = max(query.get(stand_in, 0.0), scale * share)
-        for pattern, terms, bare in _ENTITIES:
-            if pattern.search(text, 0, ENTITY_CHARS):
+        lower = text[:ENTITY_CHARS].lower()
+        for pattern, terms, bare, needs in _ENTITIES:
+            if any(n in lower for n in needs) and pattern.search(text, 0, ENTITY_CHARS):
                 for term in terms:
                     entity = _SYNONYM_TERM + term if bare else term
                     if entity in (index.postings if bare else index.weights):
