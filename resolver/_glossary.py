@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from ._data import shipped_table
-from ._lang import LATIN, latin_language
+from ._lang import LATIN, latin_language, letter_hits
 from ._text import FirstChars, find_word, fold, has_cjk, tokens
 
 MAX_GLOSSED_CHARS = 4000
@@ -91,7 +91,9 @@ def gloss(text: str, known: Callable[[str], bool] | None = None) -> str:
     inserts: list[tuple[int, str]] = []
     # a short prompt may have too few function words to tell its language: its glossary
     # words count too
-    lang = latin_language(tokens(head, keep_stopwords=True), also=table.latin_terms)
+    lang = latin_language(
+        tokens(head, keep_stopwords=True), also=table.latin_terms, hints=letter_hits(head)
+    )
     entries = table.latin.get(lang) if lang != "en" else None
     if entries:
         words = [(m.end(), fold(m.group())) for m in _WORD.finditer(head)]

@@ -7,14 +7,17 @@ directory) nor be read as an English typo ("tal" is not "tail"). The lists are d
 (``catalogs/language.json``, written from general knowledge of the languages, blind to the
 benchmarks), read once on first use.
 
-`latin_language` tells the Latin-script languages apart by their function words alone: a
-prompt is English unless at least `MIN_HITS` of its words are function words of one other
-language and more of them are of that language than English ones.
+`latin_language` tells the Latin-script languages apart by their function words and the
+letters only one of them writes (`letter_hits`: "Schönen Feierabend dir!" has one German
+function word, "dir", and a word with "ö"): a prompt is English unless at least `MIN_HITS` of
+its words are of one other language and more of them are of that language than English ones.
 """
 
 from __future__ import annotations
 
+import re
 import threading
+import unicodedata
 from collections.abc import Mapping
 from functools import lru_cache
 
@@ -41,12 +44,17 @@ def stopwords() -> dict[str, frozenset[str]]:
     return out
 
 
-def latin_language(words: list[str], also: Mapping[str, frozenset[str]] | None = None) -> str:
+def latin_language(
+    words: list[str],
+    also: Mapping[str, frozenset[str]] | None = None,
+    hints: Mapping[str, int] | None = None,
+) -> str:
     """``en``, or the Latin-script language most of the prompt's function words belong to.
 
     `words` are the prompt's terms with stop words kept (`tokens(text, keep_stopwords=True)`).
     `also`: per language, more of its words that tell it apart (the glossary's, for a short
-    prompt with too few function words), counted like its function words.
+    prompt with too few function words), counted like its function words. `hints`: per
+    language, more words of it found otherwise (`letter_hits` of the text as written).
 
     One pass over the words (it runs for the prompt and for each of its clauses): a word counts
     for English, or for each other language it is a function word of (`_owners`).
@@ -66,6 +74,10 @@ def latin_language(words: list[str], also: Mapping[str, frozenset[str]] | None =
             for lang in LATIN:
                 if (langs is None or lang not in langs) and w in also.get(lang, ()):
                     counts[lang] += 1
+    if hints:
+        for lang, count in hints.items():
+            if lang in counts:
+                counts[lang] += count
     best, hits = "en", 0
     for lang in LATIN:  # the first of the languages with the most hits
         if counts[lang] > hits:
@@ -87,3 +99,41 @@ def _owners() -> tuple[frozenset[str], dict[str, tuple[str, ...]]]:
             if w not in english:
                 owners.setdefault(w, []).append(lang)
     return english, {w: tuple(langs) for w, langs in owners.items()}
+
+
+_MARKED_WORD = re.compile(r"[^\W\d_]*[^\x00-\x7f][^\W\d_]*|[¿¡]")
+"""A word with a letter outside ASCII, or Spanish's opening question or exclamation mark."""
+MAX_HINT_CHARS = 4000
+"""Letters are looked for in the first this many characters (bounded work)."""
+
+
+def letter_hits(text: str) -> dict[str, int]:
+    """Per language: how many words of `text` (as written, not folded) hold a letter that only
+    that language writes among `LATIN` (``catalogs/language.json``, ``letters``): "ö" for
+    German, "ñ" for Spanish, "ã" for Portuguese, "œ" for French. Empty for ASCII text."""
+    head = text[:MAX_HINT_CHARS]
+    if head.isascii():
+        return {}
+    owner = _letters()
+    if not owner:
+        return {}
+    out: dict[str, int] = {}
+    for word in _MARKED_WORD.findall(unicodedata.normalize("NFC", head).lower()):
+        for lang in {owner[c] for c in word if c in owner}:
+            out[lang] = out.get(lang, 0) + 1
+    return out
+
+
+@lru_cache(maxsize=1)
+def _letters() -> dict[str, str]:
+    """letter -> the language that alone writes it (``catalogs/language.json``, ``letters``)."""
+    with _LOCK:
+        raw = orjson.loads((data_dir("catalogs") / "language.json").read_bytes())
+    letters = raw.get("letters", {})
+    out: dict[str, str] = {}
+    if isinstance(letters, dict):
+        for lang, chars in letters.items():
+            if lang in LATIN and isinstance(chars, str):
+                for c in chars.lower():
+                    out[c] = lang
+    return out

@@ -57,7 +57,7 @@ from ._catalog import EffectiveCatalog
 from ._classify import Classification, ClassifyInput
 from ._conversation import Markers, has_marker, task_text
 from ._glossary import gloss
-from ._lang import latin_language, stopwords
+from ._lang import latin_language, letter_hits, stopwords
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, fuse, passage_text
 from ._synonyms import products, products_in, related, synonyms
@@ -974,7 +974,7 @@ class OfflineClassifier:
         written: dict[str, str] = {}  # the prompt's words as typed -> their terms
         every: list[str] = []  # with the function words, which tell the language
         words = tokens(text, words=written, every=every)
-        lang = latin_language(every) if words else "en"
+        lang = latin_language(every, hints=letter_hits(text)) if words else "en"
         if lang != "en":  # another language's function words are not its topic
             own = stopwords().get(lang, frozenset())
             words = [w for w in words if w not in own]

@@ -12,6 +12,7 @@ import pytest
 
 from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
 from resolver._conversation import Markers, conversational, task_text
+from resolver._lang import letter_hits
 from resolver._offline import clauses_of
 from resolver._surface import default_surface
 from resolver._text import stem, tokens
@@ -87,6 +88,29 @@ def test_another_languages_function_word_does_not_match_a_tool_word(tmp_path: Pa
     assert "list_dir" not in allowed
     allowed, _ = run(resolver, "show me the dir listing")
     assert "list_dir" in allowed
+
+
+def test_a_letter_only_one_language_writes_tells_a_short_prompt_its_language(
+    tmp_path: Path,
+) -> None:
+    """One German function word is too few to tell German from English; a word with "ö" is a
+    second witness. Names with umlauts in an English prompt do not outvote its English words."""
+    resolver = resolver_with(tmp_path, {"list_dir": ["dir", "folder"]})
+    allowed, _ = run(resolver, "Schönen Feierabend dir!")
+    assert "list_dir" not in allowed
+    allowed, _ = run(resolver, "send the dir listing to Jürgen Müller")
+    assert "list_dir" in allowed
+
+
+def test_letter_hits_count_words_by_the_letters_only_their_language_writes() -> None:
+    assert letter_hits("Schönen Feierabend dir!") == {"de": 1}
+    assert letter_hits("¿Qué tal? Mañana") == {"es": 2}
+    assert letter_hits("Não sei, œuvre") == {"pt": 1, "fr": 1}
+    assert letter_hits("SCHO\u0308N") == {"de": 1}  # decomposed, upper-case
+    assert letter_hits("café, à la carte, ação") == {"pt": 1}  # é, à, ç are shared
+    assert letter_hits("crème brûlée") == {"fr": 2}
+    assert letter_hits("plain ASCII text") == {}
+    assert letter_hits("明天 ü") == {"de": 1}
 
 
 def test_a_short_common_word_is_not_read_as_a_typo(tmp_path: Path) -> None:
