@@ -1,7 +1,8 @@
 """Which language a prompt is written in, and that language's function words.
 
-The offline classifier reads prompts in English, Spanish, French, German, Portuguese, Chinese,
-Japanese and Korean. Function words ("der", "que", "pour", "você") carry no topic; in a prompt
+The offline classifier reads prompts in English, Spanish, French, German, Portuguese, Italian,
+Dutch, Chinese, Japanese and Korean. Function words ("der", "que", "pour", "você", "della",
+"het") carry no topic; in a prompt
 of that language they must not match an English tool word ("dir" is German for "you", not a
 directory) nor be read as an English typo ("tal" is not "tail"). The lists are data
 (``catalogs/language.json``, written from general knowledge of the languages, blind to the
@@ -26,7 +27,7 @@ import orjson
 from ._data import data_dir
 from ._text import fold, stem
 
-LATIN = ("es", "fr", "de", "pt")
+LATIN = ("es", "fr", "de", "pt", "it", "nl")
 MIN_HITS = 2
 
 _LOCK = threading.Lock()

@@ -108,7 +108,8 @@ def test_letter_hits_count_words_by_the_letters_only_their_language_writes() -> 
     assert letter_hits("Não sei, œuvre") == {"pt": 1, "fr": 1}
     assert letter_hits("SCHO\u0308N") == {"de": 1}  # decomposed, upper-case
     assert letter_hits("café, à la carte, ação") == {"pt": 1}  # é, à, ç are shared
-    assert letter_hits("crème brûlée") == {"fr": 2}
+    assert letter_hits("crème brûlée") == {"fr": 1}  # è is French and Italian
+    assert letter_hits("così, può") == {"it": 2}
     assert letter_hits("plain ASCII text") == {}
     assert letter_hits("明天 ü") == {"de": 1}
 
