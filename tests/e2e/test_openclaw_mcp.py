@@ -14,6 +14,12 @@ one Gateway in one session, whose MCP runtime (the servers' processes) outlives 
   than the full surface, exactly the telemetry's ``toolsAllow``; the model calls the MCP tool
   (OpenClaw runs it on the real server, which fails without a real token: that is fine) and its
   second request is narrowed the same way.
+* ``test_gateway_narrows_mcp_tools_with_the_llm_classifier`` (issue #18, item 2, "and with the
+  LLM classifier"): the same install with a classifier endpoint (the loopback mock stands in for
+  a paid model). The surface is over ``LLM_SHORTLIST_ABOVE`` tools, so the classifier reads the
+  offline classifier's shortlist, OpenClaw's MCP names and the servers' own descriptions; its
+  answer names the GitHub tool, which reaches the model (``source: llm``), and the model's call
+  runs on the real server.
 * ``test_gateway_keeps_mcp_tools_until_they_are_synced``: installed with ``--no-mcp-sync``, the
   sidecar knows the servers exist (the extension passes ``mcp.servers``) but not their tools, so
   the GitHub turn keeps the full surface (``mcp_surface_unknown_abstain``) instead of narrowing
@@ -38,10 +44,14 @@ from .mcp_env import (
     openclaw_mcp_config,
     pins_hash,
 )
-from .mock_llm import LoggedRequest, MockLLM, PrimaryReply, ToolCall
+from .mock_llm import ClassifierReply, LoggedRequest, MockLLM, PrimaryReply, ToolCall
 from .openclaw_env import REPO_ROOT, OpenClawInstall, cache_dir
 from .test_openclaw_real_sidecar import (
+    CLASSIFIER_KEY,
     GATEWAY_FULL_SURFACE,
+    TELEMETRY_TAG,
+    assert_attributed,
+    assert_key_never_leaks,
     host_expected,
     receipt,
     surface_state_path,
@@ -131,12 +141,16 @@ def marker_of(servers: dict[str, McpServer]) -> str:
 
 
 def assert_narrowed_call(
-    turn: list[LoggedRequest], line: dict[str, Any], full: set[str], full_bytes: int
+    turn: list[LoggedRequest],
+    line: dict[str, Any],
+    full: set[str],
+    full_bytes: int,
+    source: str = "offline",
 ) -> None:
     """The GitHub turn: narrowed to exactly toolsAllow (both model calls), the MCP tool in it,
     far smaller than the full surface, and OpenClaw ran the call on the real server."""
     assert line["toolsAllow"] is not None, line
-    assert line["source"] == "offline", line
+    assert line["source"] == source, line
     allowed = set(line["toolsAllow"])
     assert NEEDED in allowed, sorted(allowed)
     for req in turn:  # the call, then the request after the tool result
@@ -208,6 +222,67 @@ def test_gateway_narrows_mcp_tools_after_install(
     assert line["sessionId"] == receipt(second)["sessionId"]
     assert set(line["toolsAllow"] or []) <= full
     assert_narrowed_call(turn2, line, full, turn1.tools_bytes)
+
+
+def listed_tools(req: LoggedRequest) -> list[str]:
+    """The candidate tools a classifier request lists (``- name: description`` lines of its
+    system message, inside the fenced tools block)."""
+    system = next(m["content"] for m in req.body["messages"] if m.get("role") == "system")
+    block = system.split("<tools>", 1)[1].split("</tools>", 1)[0]
+    return [line[2:].split(":", 1)[0] for line in block.splitlines() if line.startswith("- ")]
+
+
+def test_gateway_narrows_mcp_tools_with_the_llm_classifier(
+    tmp_path: Path,
+    openclaw_install: OpenClawInstall,
+    openclaw_home: OpenClawHome,
+    mock_llm: MockLLM,
+) -> None:
+    def classify(req: LoggedRequest) -> ClassifierReply:
+        # a model that reads the request: the GitHub issue tool, when it was offered
+        offered = [name for name in listed_tools(req) if name.endswith("create_issue")]
+        return ClassifierReply(tools=tuple(offered), confidence=0.9)
+
+    mock_llm.primary_responder = github_model
+    mock_llm.classifier_responder = classify
+    install(
+        tmp_path,
+        openclaw_install,
+        openclaw_home,
+        llmApiBase=mock_llm.base_url,
+        llmApiKey=CLASSIFIER_KEY,
+        llmModel="mock-classifier",
+        llmTimeoutMs=10_000,
+        telemetry={"tags": [TELEMETRY_TAG]},
+    )
+    (openclaw_home.home / "resolver-config.json").unlink()  # the key lives in openclaw.json
+
+    with openclaw_home.start_gateway() as gateway:
+        first = gateway.turn(WARM_PROMPT, timeout=240)
+        second = gateway.turn(GITHUB_PROMPT, timeout=240)
+        log = gateway.log()
+    assert first.returncode == 0, first.stderr[-3000:] + log[-3000:]
+    assert second.returncode == 0, second.stderr[-3000:] + log[-3000:]
+
+    turn1, *turn2 = mock_llm.primary_requests
+    full = set(turn1.tool_names)
+    assert len(full) == FULL
+    line1, line2 = wait_telemetry(openclaw_home, 2)
+    assert line1["toolsAllow"] is None  # the surface is not known before turn 1
+    assert "llm_selected" in line2["reasonCodes"], line2
+    assert_narrowed_call(turn2, line2, full, turn1.tools_bytes, source="llm")
+
+    # The classifier read a shortlist of the surface (not all 131 tools), with OpenClaw's MCP
+    # names and the servers' own descriptions (no catalog entry for them).
+    (classify_req,) = mock_llm.classifier_requests
+    listed = listed_tools(classify_req)
+    assert NEEDED in listed, listed
+    assert sum(1 for n in listed if "__" in n) >= 10, listed
+    assert len(listed) < FULL // 2, len(listed)
+    system = classify_req.body["messages"][0]["content"]
+    assert surface_mcp_tools()[NEEDED][:40] in system
+    assert_attributed(classify_req)
+    assert_key_never_leaks(openclaw_home, [first.stdout, first.stderr, second.stderr, log])
 
 
 @pytest.mark.parametrize("auto", [False, True], ids=["by-command", "in-the-background"])
