@@ -192,6 +192,18 @@ def family_long_tokens(ctx: Context) -> list[Trial]:
                 expect=lambda r: "prompt_truncated" in r.reason_codes,
             )
         )
+    # long letter runs beside a non-ASCII letter in every clause: the language guess looks at
+    # the letters of each clause (it once backtracked over every start of a run: 1.2 s a turn)
+    runs = "remind me " + ("a" * 3_900 + " ü, ") * 8
+    trials.append(
+        _turn(
+            ctx,
+            fam,
+            "3,900-letter runs beside 'ü' in 8 clauses",
+            TurnRequest(prompt=runs, tools=_surface()),
+            expect=lambda r: r.source == "offline",
+        )
+    )
     history = [Message(role="user", content="x" + hex_token(40_000)) for _ in range(3)]
     resolver = Resolver(config_of(catalogOverridesFile=None, llmTimeoutMs=ctx.deadline_ms))
     for turn in range(5):
