@@ -59,7 +59,7 @@ class Markers:
 _CLAUSE_SPLIT = re.compile(
     # a full stop before a letter or digit, and a comma between digits, end no clause:
     # "35.6586", "todo.txt", "v2.4.1" and "1,200" are one word each
-    r"(?:[!?;。！？；，、\n…~〜]|\.(?!\w)|(?<!\d),|,(?!\d))+|\s[-–—]+\s|\s+(?:but|then|also)\s+",
+    r"(?:[!?;。！？；，、\n…~〜]|\.(?!\w)|(?<!\d),|,(?!\d))+|\s[-–—]+\s|(?<!\s)\s++(?:but|then|also)\s+",
     re.IGNORECASE,
 )
 _QUOTED = re.compile(

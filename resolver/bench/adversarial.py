@@ -204,6 +204,22 @@ def family_long_tokens(ctx: Context) -> list[Trial]:
             expect=lambda r: r.source == "offline",
         )
     )
+    # runs a clause boundary could start at every character of: a pattern that scanned each
+    # start to the run's end held the GIL for 27 s (no deadline could answer meanwhile)
+    for case, run in {
+        "10,000 tabs in a prompt": "\t" * 10_000,
+        "10,000 spaces then a word": " " * 10_000 + "x",
+        "10,000 exclamation marks then 'é'": "!" * 10_000 + "é",
+    }.items():
+        trials.append(
+            _turn(
+                ctx,
+                fam,
+                case,
+                TurnRequest(prompt=f"remind me at 9{run}", tools=_surface()),
+                expect=lambda r: r.source == "offline",
+            )
+        )
     history = [Message(role="user", content="x" + hex_token(40_000)) for _ in range(3)]
     resolver = Resolver(config_of(catalogOverridesFile=None, llmTimeoutMs=ctx.deadline_ms))
     for turn in range(5):
