@@ -1348,15 +1348,21 @@ def clauses_of(prompt: str) -> list[str]:
     it opens the next one. As a clause it would get its own tools from one word ("final",
     a server name alone), taking slots from the request's real parts."""
     pieces: list[str] = []
-    start, lead = 0, ""
+    start = 0
+    lead: list[str] = []  # the lead-ins so far, marks included (joined once, when they end)
+    lead_terms = 0  # their index terms (a mark separates words, so the counts add up)
     for mark in _SEGMENT_SPLIT.finditer(prompt):
-        piece = lead + prompt[start : mark.start()]
-        start, lead = mark.end(), ""
-        if _COMMA.fullmatch(mark.group()) and len(tokens(piece)) < LEAD_IN_TERMS:
-            lead = piece + mark.group()
-        else:
-            pieces.append(piece)
-    pieces.append(lead + prompt[start:])
+        segment = prompt[start : mark.start()]
+        start = mark.end()
+        if _COMMA.fullmatch(mark.group()):
+            terms = lead_terms + len(tokens(segment))
+            if terms < LEAD_IN_TERMS:
+                lead += (segment, mark.group())
+                lead_terms = terms
+                continue
+        pieces.append("".join((*lead, segment)))
+        lead, lead_terms = [], 0
+    pieces.append("".join((*lead, prompt[start:])))
     parts = [p for piece in pieces if piece for p in _BARE_AND.split(piece)]
     return [s for s in parts if s and len(s.strip()) > 2]
 

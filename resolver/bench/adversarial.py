@@ -210,6 +210,8 @@ def family_long_tokens(ctx: Context) -> list[Trial]:
         "10,000 tabs in a prompt": "\t" * 10_000,
         "10,000 spaces then a word": " " * 10_000 + "x",
         "10,000 exclamation marks then 'é'": "!" * 10_000 + "é",
+        # lead-ins that follow each other were read again at every comma (quadratic)
+        "a 2,000-letter word then 2,300 ', and'": " " + "é" * 200 + "a" * 1_900 + ", and" * 2_300,
     }.items():
         trials.append(
             _turn(
