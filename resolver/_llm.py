@@ -246,10 +246,16 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 _TRANSPORT_ERRORS = _transport_errors()
 
 
+_FENCE = re.compile(r"```(?:json|JSON)?\s*+(.*?)```", re.DOTALL)
+r"""A code fence's inside. The white space after the opening fence is taken whole (``\s*+``):
+given back a character at a time, "```" and 6,000 spaces before a last word took 0.2 s, and an
+answer may be up to 16 characters per ``llmMaxTokens`` (4,096 allowed: 65,536 characters)."""
+
+
 def parse_lenient(content: str) -> Any:
     """The JSON object in `content`: whole, inside a code fence, or amid leading/trailing text."""
     text = content.strip()
-    fence = re.search(r"```(?:json|JSON)?\s*(.*?)```", text, re.DOTALL)
+    fence = _FENCE.search(text)
     start, end = text.find("{"), text.rfind("}")
     attempts = [text]
     if fence:

@@ -7,6 +7,7 @@ import json
 import logging
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -583,3 +584,18 @@ def test_any_answer_gives_a_valid_surface(
         assert res.classifier == "llm:gpt-5.4-mini"
     else:
         assert res.classifier == "offline" and res.reason_codes[0].startswith("llm_")
+
+
+def test_an_answer_of_a_fence_and_white_space_is_parsed_in_linear_time() -> None:
+    """The largest answer allowed (16 characters per token of llmMaxTokens 4,096): an opening
+    code fence, white space, one word. The fence pattern gave the white space back a character
+    at a time (0.2 s at 6,000 characters, about 25 s at this size, holding the interpreter
+    lock); now it is taken whole. No JSON object in it: the parse fails, quickly."""
+    from resolver._errors import ClassifierOutputError
+    from resolver._llm import parse_lenient
+
+    answer = "```" + " " * 65_000 + "x"
+    started = time.process_time()
+    with pytest.raises(ClassifierOutputError):
+        parse_lenient(answer)
+    assert time.process_time() - started < 1.0
