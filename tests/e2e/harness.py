@@ -308,6 +308,16 @@ class OpenClawHome:
             args += ["--session-key", session_key]
         return self.openclaw(*args, timeout=timeout)
 
+    def gateway_turns(self, *prompts: str, timeout: float = 240) -> tuple[list[AgentRun], str]:
+        """One Gateway, one turn per prompt in order (one session), then its log; every turn
+        must exit 0 (the assertion shows its stderr and the log's tail)."""
+        with self.start_gateway() as gateway:
+            runs = [gateway.turn(prompt, timeout=timeout) for prompt in prompts]
+            log = gateway.log()
+        for run in runs:
+            assert run.returncode == 0, run.stderr[-3000:] + log[-3000:]
+        return runs, log
+
     def start_gateway(self, *, timeout: float = 240) -> Gateway:
         """Start ``openclaw gateway run`` on a free loopback port; wait until it accepts turns.
 

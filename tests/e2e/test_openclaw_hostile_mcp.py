@@ -81,12 +81,7 @@ def test_a_hostile_mcp_surface_is_narrowed_and_the_turn_completes(
     )
     assert f"flood: {LISTED} tools" in done.stdout, done.stdout + done.stderr
 
-    with openclaw_home.start_gateway() as gateway:
-        first = gateway.turn(WARM_PROMPT, timeout=300)
-        second = gateway.turn(EXPORT_PROMPT, timeout=300)
-        log = gateway.log()
-    assert first.returncode == 0, first.stderr[-3000:] + log[-3000:]
-    assert second.returncode == 0, second.stderr[-3000:] + log[-3000:]
+    (_, second), log = openclaw_home.gateway_turns(WARM_PROMPT, EXPORT_PROMPT, timeout=300)
 
     turn1, *turn2 = mock_llm.primary_requests
     full = set(turn1.tool_names)

@@ -257,12 +257,7 @@ def test_gateway_narrows_mcp_tools_with_the_llm_classifier(
     )
     (openclaw_home.home / "resolver-config.json").unlink()  # the key lives in openclaw.json
 
-    with openclaw_home.start_gateway() as gateway:
-        first = gateway.turn(WARM_PROMPT, timeout=240)
-        second = gateway.turn(GITHUB_PROMPT, timeout=240)
-        log = gateway.log()
-    assert first.returncode == 0, first.stderr[-3000:] + log[-3000:]
-    assert second.returncode == 0, second.stderr[-3000:] + log[-3000:]
+    (first, second), log = openclaw_home.gateway_turns(WARM_PROMPT, GITHUB_PROMPT)
 
     turn1, *turn2 = mock_llm.primary_requests
     full = set(turn1.tool_names)
