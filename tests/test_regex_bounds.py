@@ -3,8 +3,8 @@ character or pair: a pattern that can start a match at each position of a run an
 run's end before failing is quadratic, and Python's `re` holds the GIL for the whole call, so
 one such prompt stalled the sidecar's event loop past every deadline (10,000 tabs: 27 s for
 one turn, `_offline._SEGMENT_SPLIT`). Each search and findall gets a bound of 0.5 s of CPU for
-5,000 characters: the quadratic patterns took 0.5-4 s there, the linear ones take
-milliseconds."""
+5,000 characters: the quadratic ones took 1-10 s there (and the code-fence pattern 0.2 s at
+6,000 characters), the linear ones take milliseconds."""
 
 from __future__ import annotations
 
