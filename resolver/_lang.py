@@ -21,6 +21,7 @@ import threading
 import unicodedata
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
 import orjson
 
@@ -34,12 +35,18 @@ _LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=1)
-def stopwords() -> dict[str, frozenset[str]]:
-    """Per language: its function words, folded and stemmed as `_text.tokens` makes terms."""
+def _language_file() -> dict[str, Any]:
+    """``catalogs/language.json``, read once (its function words and its letters)."""
     with _LOCK:
         raw = orjson.loads((data_dir("catalogs") / "language.json").read_bytes())
+    return raw if isinstance(raw, dict) else {}
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> dict[str, frozenset[str]]:
+    """Per language: its function words, folded and stemmed as `_text.tokens` makes terms."""
     out: dict[str, frozenset[str]] = {}
-    for lang, words in raw.get("stopwords", {}).items():
+    for lang, words in _language_file().get("stopwords", {}).items():
         if isinstance(words, list):
             out[lang] = frozenset(stem(fold(w)) for w in words if isinstance(w, str) and w)
     return out
@@ -132,9 +139,7 @@ def letter_hits(text: str) -> dict[str, int]:
 @lru_cache(maxsize=1)
 def _letters() -> dict[str, str]:
     """letter -> the language that alone writes it (``catalogs/language.json``, ``letters``)."""
-    with _LOCK:
-        raw = orjson.loads((data_dir("catalogs") / "language.json").read_bytes())
-    letters = raw.get("letters", {})
+    letters = _language_file().get("letters", {})
     out: dict[str, str] = {}
     if isinstance(letters, dict):
         for lang, chars in letters.items():

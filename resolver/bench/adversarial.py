@@ -192,33 +192,27 @@ def family_long_tokens(ctx: Context) -> list[Trial]:
                 expect=lambda r: "prompt_truncated" in r.reason_codes,
             )
         )
-    # long letter runs beside a non-ASCII letter in every clause: the language guess looks at
-    # the letters of each clause (it once backtracked over every start of a run: 1.2 s a turn)
-    runs = "remind me " + ("a" * 3_900 + " ü, ") * 8
-    trials.append(
-        _turn(
-            ctx,
-            fam,
-            "3,900-letter runs beside 'ü' in 8 clauses",
-            TurnRequest(prompt=runs, tools=_surface()),
-            expect=lambda r: r.source == "offline",
-        )
-    )
-    # runs a clause boundary could start at every character of: a pattern that scanned each
-    # start to the run's end held the GIL for 27 s (no deadline could answer meanwhile)
-    for case, run in {
-        "10,000 tabs in a prompt": "\t" * 10_000,
-        "10,000 spaces then a word": " " * 10_000 + "x",
-        "10,000 exclamation marks then 'é'": "!" * 10_000 + "é",
-        # lead-ins that follow each other were read again at every comma (quadratic)
-        "a 2,000-letter word then 2,300 ', and'": " " + "é" * 200 + "a" * 1_900 + ", and" * 2_300,
+    # runs that were read quadratically, answered by the classifier: letter runs beside a
+    # non-ASCII letter in every clause (the language guess once backtracked over every start of
+    # a run: 1.2 s a turn); runs a clause boundary could start at every character of (a pattern
+    # that scanned each start to the run's end held the GIL for 27 s); lead-ins that follow
+    # each other (read again at every comma)
+    for case, prompt in {
+        "3,900-letter runs beside 'ü' in 8 clauses": "remind me " + ("a" * 3_900 + " ü, ") * 8,
+        "10,000 tabs in a prompt": "remind me at 9" + "\t" * 10_000,
+        "10,000 spaces then a word": "remind me at 9" + " " * 10_000 + "x",
+        "10,000 exclamation marks then 'é'": "remind me at 9" + "!" * 10_000 + "é",
+        "a 2,000-letter word then 2,300 ', and'": "remind me at 9 "
+        + "é" * 200
+        + "a" * 1_900
+        + ", and" * 2_300,
     }.items():
         trials.append(
             _turn(
                 ctx,
                 fam,
                 case,
-                TurnRequest(prompt=f"remind me at 9{run}", tools=_surface()),
+                TurnRequest(prompt=prompt, tools=_surface()),
                 expect=lambda r: r.source == "offline",
             )
         )
