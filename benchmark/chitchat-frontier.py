@@ -53,7 +53,7 @@ def main() -> int:
     resolver.warm(tools)
     core = set(config.core_tools)
     catalog = CatalogStore(config).current()
-    markers = Markers.of(catalog.social + catalog.self_contained)
+    markers = Markers.of(catalog.markers)
     # per non-core tool: its name words and catalog keywords (each as its Latin terms, or as
     # folded CJK text), the evidence a gate can call strong
     named: list[tuple[set[str], list[tuple[str, ...]], list[str]]] = []

@@ -53,7 +53,8 @@ SUPPORTED_SCHEMA_VERSIONS = (1,)
 
 class ConversationMarkers(BaseModel):
     """Phrases (any language) that mark a clause as conversation rather than a task: a clause
-    made of such a phrase and at most a couple of other words needs no tool (README, "The
+    made of such a phrase and at most a couple of other words needs no tool; one with a
+    ``topical`` phrase also with a longer topic, when the rest asks for no tool (README, "The
     offline classifier"). A layer that sets a list replaces that list."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
@@ -62,8 +63,15 @@ class ConversationMarkers(BaseModel):
     """Thanks, greetings, farewells, acknowledgements, laughter, apologies, compliments,
     feelings and small talk."""
     self_contained: list[str] | None = Field(default=None, alias="selfContained")
-    """Requests the assistant answers from its own knowledge: explain, define, translate the
-    quoted text, write a poem, how do you say ..."""
+    """Requests the assistant answers from its own knowledge: "how many", "convert", "what is",
+    "why does" ..."""
+    topical: list[str] | None = None
+    """Markers that take a topic: thanks and apologies ("thanks for ...", "sorry for ..."),
+    explain, define, translate, write a poem, tips for ... . The rest of their clause is what
+    the conversation is about, however long: such a clause needs no tool while that rest holds
+    no value a tool would act on (a link, a path, a file name, a channel, a handle, code), is one
+    request (no "and then ...") and is only weak evidence for any tool (the offline classifier's
+    `WEAK_SCORE`)."""
 
 
 MAX_LOOKUP_PHRASES = 4000
@@ -280,8 +288,15 @@ class EffectiveCatalog:
     """Conversation markers (`ConversationMarkers.social`)."""
     self_contained: tuple[str, ...] = ()
     """Conversation markers (`ConversationMarkers.self_contained`)."""
+    topical: tuple[str, ...] = ()
+    """Conversation markers that take a topic (`ConversationMarkers.topical`)."""
     lookup: Lookup = field(default_factory=lambda: Lookup())
     """The look-up tools and the cues that call for them (`LookupCues`)."""
+
+    @property
+    def markers(self) -> tuple[str, ...]:
+        """Every conversation marker (social, self-contained and topical)."""
+        return self.social + self.self_contained + self.topical
 
     def describe(self, name: str, host_description: str = "") -> str:
         """The effective description of a tool (catalog first, then the host's, then '')."""
@@ -300,7 +315,7 @@ class EffectiveCatalog:
             self.keywords,
             self.state_requirements,
             origins,
-            (self.social, self.self_contained),
+            (self.social, self.self_contained, self.topical),
             self.lookup,
         )
 
@@ -315,7 +330,7 @@ def _build(
     keywords: Mapping[str, tuple[str, ...]],
     reqs: Mapping[str, Mapping[str, Mapping[str, Any]]],
     origins: Mapping[str, str],
-    markers: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
+    markers: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ((), (), ()),
     lookup: Lookup | None = None,
 ) -> EffectiveCatalog:
     lookup = lookup or Lookup()
@@ -325,7 +340,7 @@ def _build(
             "skills": dict(skills),
             "keywords": {k: list(v) for k, v in keywords.items()},
             "req": {k: dict(v) for k, v in reqs.items()},
-            "conversation": [list(markers[0]), list(markers[1])],
+            "conversation": [list(m) for m in markers],
             "lookup": [list(lookup.tools), list(lookup.ask), list(lookup.current)],
         }
     )
@@ -341,6 +356,7 @@ def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
     origins: dict[str, str] = {}
     social: tuple[str, ...] = ()
     self_contained: tuple[str, ...] = ()
+    topical: tuple[str, ...] = ()
     lookup = Lookup()
     for label, layer in layers:
         if layer.conversation is not None:
@@ -348,6 +364,8 @@ def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
                 social = tuple(layer.conversation.social)
             if layer.conversation.self_contained is not None:
                 self_contained = tuple(layer.conversation.self_contained)
+            if layer.conversation.topical is not None:
+                topical = tuple(layer.conversation.topical)
         if layer.lookup is not None:
             lookup = lookup.updated(layer.lookup)
         for name, text in layer.tools.items():
@@ -357,7 +375,7 @@ def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
         for name, terms in layer.keywords.items():
             keywords[name] = tuple(terms)
         reqs.update(layer.state_requirements)
-    return _build(tools, skills, keywords, reqs, origins, (social, self_contained), lookup)
+    return _build(tools, skills, keywords, reqs, origins, (social, self_contained, topical), lookup)
 
 
 @dataclass

@@ -4,13 +4,16 @@ A clause made of a conversation marker — thanks, greetings, farewells, acknowl
 laughter, compliments, small talk, "explain ...", "translate '...'", "write a haiku ..." (the
 catalog's ``conversation`` section, any language) — and at most `CONVERSATION_LEFT` other words
 is conversation; the offline classifier matches only the other clauses (`task_text`). Quoted
-text is payload: it neither makes a clause a task nor splits it.
+text is payload: it neither makes a clause a task nor splits it. A marker that takes a topic
+("thanks for ...", "write a haiku about ...", "explain ...", the catalog's ``topical`` list)
+makes its clause conversation whatever its length, when the caller finds no task in the rest
+(`task_text`'s ``plain``: no value a tool would act on, weak evidence only).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -135,6 +138,24 @@ def has_marker(markers: Markers | None, clause: str, terms: Sequence[str] | None
     return False
 
 
+def without_markers(markers: Markers, clause: str) -> tuple[str, frozenset[str]]:
+    """What `clause` says besides `markers`: its text without the CJK markers it holds, and
+    the terms of the Latin ones (for the caller to leave out of its terms): the topic of
+    "explain the difference between TCP and UDP" is "TCP and UDP", not "difference"."""
+    terms = tokens(clause, keep_stopwords=True)
+    said: set[str] = set()
+    for i, term in enumerate(terms):
+        for marker in markers.latin.get(term, ()):
+            if _in_order(terms, i, marker):
+                said.update(marker)
+    text = clause
+    if markers.cjk and has_cjk(clause):
+        text = fold(clause)
+        for k in markers.cjk_first.candidates(text.replace(" ", "")):
+            text = text.replace(markers.cjk[k], " ")
+    return text, frozenset(said)
+
+
 def _in_order(terms: Sequence[str], start: int, marker: Sequence[str]) -> list[int]:
     """Positions of `marker`'s words in `terms` from `start`, in order, each at most two
     words after the previous one ([] when they are not there). No content word may come
@@ -168,11 +189,20 @@ def _function_words() -> frozenset[str]:
     return frozenset().union(*stopwords().values())
 
 
-def task_text(markers: Markers | None, prompt: str) -> str:
+def task_text(
+    markers: Markers | None,
+    prompt: str,
+    topical: Markers | None = None,
+    plain: Callable[[str], bool] | None = None,
+) -> str:
     """The prompt without its conversational clauses ("thanks! now remind me at 9" -> "now
     remind me at 9"); '' when every clause is conversation. Quoted text is set aside while the
     clauses are judged ("translate 'I'm late, sorry' to French" is one clause, conversation)
-    and kept in the clauses that stay."""
+    and kept in the clauses that stay.
+
+    `topical`: markers that take a topic. A clause with one of them is conversation also when it
+    holds more words, if ``plain(clause)`` (quoted text left out) says the rest asks for no
+    tool: "write me a haiku about a cat ignoring its owner", "thanks for the reminder earlier"."""
     if markers is None:
         return prompt
     quoted: list[str] = []
@@ -185,7 +215,15 @@ def task_text(markers: Markers | None, prompt: str) -> str:
     clauses = [c for c in _CLAUSE_SPLIT.split(masked) if c and c.strip()]  # a task nor splits it
     if not clauses:
         return prompt
-    kept = [c for c in clauses if not conversational(markers, c)]
+
+    def chat(clause: str) -> bool:
+        if conversational(markers, clause):
+            return True
+        if topical is None or plain is None or not has_marker(topical, clause):
+            return False
+        return plain(_HIDDEN.sub(" ", clause))  # quoted text is payload here too
+
+    kept = [c for c in clauses if not chat(c)]
     if len(kept) == len(clauses):
         return prompt
     text = " . ".join(c.strip() for c in kept)

@@ -50,12 +50,12 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._catalog import EffectiveCatalog
 from ._classify import Classification, ClassifyInput
-from ._conversation import Markers, has_marker, task_text
+from ._conversation import Markers, has_marker, task_text, without_markers
 from ._glossary import gloss
 from ._lang import latin_language, letter_hits, stopwords
 from ._limits import MAX_ID_CHARS
@@ -153,6 +153,16 @@ CLAUSE_PICK_MAX = 8
 HEAD_YIELDS_TO_NAMES = True
 """Semantic extra: a prompt the conversation head calls conversation is still a task when it
 says a candidate's whole multi-word name or keyword phrase."""
+TOPICAL = True
+"""A clause with a marker that takes a topic (the catalog's ``conversation.topical``: "thanks
+for ...", "write a haiku about ...", "explain ...", "tips for ...") is conversation however many
+words its topic has, when the rest asks for no tool (`_asks_nothing`). Off: such a clause is
+conversation only as short as any marker's (`CONVERSATION_LEFT`)."""
+TOPICAL_CHECKS = 8
+"""At most this many clauses of a prompt are looked at that way (each scores the surface once);
+the others stay tasks."""
+TOPICAL_PARTS = 4
+"""A topical clause of more parts than this (`clauses_of`: "..., and ...") stays a task."""
 COVERAGE_PICKS = 6
 """At most this many tools (core tools aside) from the coverage pass (`_coverage`)..."""
 COVERAGE_RELATIVE = 0.1
@@ -294,6 +304,18 @@ TOOL_LINKS_AS_URL = True
 pieces: "e.g. https://example.com" in a parameter's description says the tool takes a URL, not
 that "https", "example" and "com" are its words (they would match every link a prompt holds)."""
 _LINK = re.compile(r"\b(?:https?://|www\.)[^\s\"'<>()\[\]{}\\]+", re.IGNORECASE)
+_VALUE = re.compile(
+    r"(?<![\w.~/-])~?/[\w.-]++/"  # an absolute path ("/var/log/syslog", "~/notes/")
+    r"|(?<![\w.-])[A-Za-z][\w.-]*+/[A-Za-z0-9]"  # a relative path or a repository ("acme/app")
+    r"|(?<![\w.+-])[\w.+-]++@[\w-]++\.[A-Za-z]"  # an e-mail address
+    r"|(?<![\w.@])@[A-Za-z][\w.-]*"  # a handle ("@lena")
+    r"|`[^`\n]{1,400}`"  # code
+    r"|(?<!\w)[a-z][a-z0-9]*+[A-Z]"  # a camelCase identifier ("concurrencyPolicy")
+    r"|(?<!\w)[A-Za-z][A-Za-z0-9]*+_[A-Za-z0-9]"  # a snake_case one ("session_bucket")
+)
+"""A value a tool would act on, beside the ones `_ENTITIES` know: a clause that holds one is a
+task even with a topical marker ("explain what's in /var/log/syslog", "write a haiku and send it
+to @lena", "what does spec.concurrencyPolicy mean")."""
 ENTITY_CHARS = 2000
 """Values are looked for in the first this many characters of a text (bounded work)."""
 _DEPRECATED = re.compile(r"\bdeprecated\b", re.IGNORECASE)
@@ -384,6 +406,8 @@ class _Index:
     entries: tuple[_Entry, ...] = ()
     """Per tool family with entry tools (`_entries`): what a turn that picks one of its tools
     may need first"""
+    topical: Markers | None = None
+    """The catalog's conversation markers that take a topic (`TOPICAL`)"""
 
     @functools.cached_property
     def cjk_set(self) -> frozenset[str]:
@@ -569,7 +593,7 @@ def _build_index(
         words,
         key,
         phrase_index,
-        Markers.of(catalog.social + catalog.self_contained),
+        Markers.of(catalog.markers),
         _families(names),
         _successors(tools),
         _deletion_index((word, term) for word, term in written.items() if term in weights),
@@ -579,6 +603,7 @@ def _build_index(
         len(split) > len(weights),
         bare_vocab,
         _entries(tools, params) if ENTRY_TOOLS else (),
+        Markers.of(catalog.topical) if TOPICAL else None,
     )
 
 
@@ -1147,12 +1172,19 @@ class OfflineClassifier:
         taking CPU from the next turns."""
         stop = time.monotonic() + request.timeout_s
         index = self._index(request)
-        plain = task_text(index.markers, request.prompt)
+        short = task_text(index.markers, request.prompt)
+        plain = short
+        if index.topical is not None and short.strip():
+            # and the clauses whose topical marker takes the rest as its topic
+            plain = task_text(
+                index.markers, short, index.topical, self._asks_nothing(index, request)
+            )
         # the semantic extra's head: how likely the turn is conversation (no tool needed), and
-        # whether that reaches its bar
+        # whether that reaches its bar; it reads the clauses a topical marker took too ("thanks
+        # for the reminder earlier! can you set another one for tomorrow?" is about a reminder)
         p_chat, bar, chat = None, 1.0, False
-        if plain.strip() and self.semantic is not None:
-            p_chat = self.semantic.conversation(plain)
+        if short.strip() and self.semantic is not None:
+            p_chat = self.semantic.conversation(short)
             if p_chat is not None:
                 bar = self.semantic.conversation_bar()
                 chat = p_chat >= bar
@@ -1203,7 +1235,9 @@ class OfflineClassifier:
                 selected=(),
                 confidence=0.0,
                 scores=rounded,
-                reasoning="no catalog term matched the prompt",
+                reasoning="every clause of the prompt is conversation (the catalog's markers)"
+                if request.prompt.strip() and not plain.strip()
+                else "no catalog term matched the prompt",
                 classifier=label,
                 has_signal=False,
                 conversation=conversation,
@@ -1241,6 +1275,54 @@ class OfflineClassifier:
             classifier=label,
             conversation=conversation,
         )
+
+    def _asks_nothing(self, index: _Index, request: ClassifyInput) -> Callable[[str], bool]:
+        """For `task_text`: whether a clause with a topical marker asks for no tool. It does
+        not when it holds a value a tool acts on (a link, a path, a file name, a channel, a
+        handle, code, SQL: `_ENTITIES`, `_VALUE`), says a tool's whole multi-word name or
+        keyword phrase or an MCP server's name, or is evidence of `WEAK_SCORE` or more for a
+        tool other than the core ones; nor when a second request follows ("write a haiku about
+        autumn and remind me at 9", `clauses_of`): a part after the first that is any evidence
+        for such a tool ("the difference between TCP and UDP" has none in "UDP"). At most
+        `TOPICAL_CHECKS` clauses a turn, each of at most `TOPICAL_PARTS` parts."""
+        left = [TOPICAL_CHECKS]
+        core = request.core_tools
+        topical = index.topical or Markers({}, ())
+
+        def best(part: str) -> float | None:
+            """The best score of a tool but the core ones on what `part` says besides its
+            markers; None: it says a tool's whole name or keyword phrase, or a server's."""
+            text, said = without_markers(topical, part)
+            if GLOSSARY:
+                text = gloss(text, lambda word: _known(index, word))
+            query = {t: w for t, w in self._query(index, text).items() if t not in said}
+            if any(map(_is_phrase, query)) or (index.families and _named_families(index, text)):
+                return None
+            touched: set[int] = set()
+            scores = self._score(index, query, touched)
+            names = index.names
+            return max((scores[i] for i in touched if names[i] not in core), default=0.0)
+
+        def asks_nothing(clause: str) -> bool:
+            if left[0] <= 0:
+                return False
+            left[0] -= 1
+            if _VALUE.search(clause, 0, ENTITY_CHARS):
+                return False
+            lowered = clause[:ENTITY_CHARS].lower()
+            for pattern, _, _, needs in _ENTITIES:
+                if any(n in lowered for n in needs) and pattern.search(clause, 0, ENTITY_CHARS):
+                    return False
+            parts = clauses_of(clause)
+            if len(parts) > TOPICAL_PARTS:
+                return False
+            for k, part in enumerate(parts):
+                score = best(part)
+                if score is None or score >= WEAK_SCORE or (k and score > 0.0):
+                    return False
+            return True
+
+        return asks_nothing
 
     def _segment_lists(
         self,

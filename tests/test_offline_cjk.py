@@ -118,7 +118,7 @@ def test_a_korean_keyword_word_starts_a_word_never_sits_inside_one(tmp_path: Pat
     ("keyword", "prompt"),
     [
         ("写真って何", "好きな食べ物ってある？"),  # a particle bigram ("って")
-        ("什么照片", "解释一下什么是区块链"),  # a function word, whole ("什么")
+        ("什么照片", "告诉我什么是区块链"),  # a function word, whole ("什么")
         ("사진 해줘", "아무 얘기나 해줘"),  # a Korean request ending as a keyword word ("해줘")
         ("写真がない", "聞いてない"),  # two hiragana: an inflection ("ない")
     ],

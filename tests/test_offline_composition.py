@@ -139,7 +139,7 @@ def test_a_short_common_word_is_not_read_as_a_typo(tmp_path: Path) -> None:
 def markers() -> Markers:
     resolver = Resolver(ResolverConfig(catalogOverridesFile=None))
     catalog = resolver.catalogs.current()
-    found = Markers.of(catalog.social + catalog.self_contained)
+    found = Markers.of(catalog.markers)
     assert found is not None
     return found
 

@@ -74,7 +74,11 @@ def test_the_whole_prompt_ranking_is_score_then_name(texts: list[list[str]], pro
     request = classify_input(resolver_for(tools), tools, prompt)
     offline = OfflineClassifier()
     # a prompt the classifier reads whole (no part of it taken for conversation: "translate")
-    assume(task_text(offline._index(request).markers, prompt) == prompt)
+    index = offline._index(request)
+    assume(
+        task_text(index.markers, prompt, index.topical, offline._asks_nothing(index, request))
+        == prompt
+    )
     raw = offline.score(request)
     expected = sorted((n for n, v in raw.items() if v > 0), key=lambda n: (-raw[n], n))
     assert list(offline.classify_sync(request).scores) == expected
