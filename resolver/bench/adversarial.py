@@ -1127,9 +1127,17 @@ def family_hostile_surfaces(ctx: Context) -> list[Trial]:
     ]
     naming = " and ".join(f"s{i % 50} get list" for i in range(1500))[:16_000]
     clauses = ", ".join(f"srv get {words[i % 2000]}" for i in range(2000))[:16_000]
+    # a marker that takes a topic in every clause, each of four parts: every such clause could
+    # score the whole surface once a part (`TOPICAL_CHECKS` and `TOPICAL_PARTS` bound them)
+    thanks = ". ".join(
+        f"thanks for the {words[i % 2000]} and {words[(i + 1) % 2000]} and the "
+        f"{words[(i + 2) % 2000]} and {words[(i + 3) % 2000]}"
+        for i in range(600)
+    )[:16_000]
     cases = [
         ("10,000 tools of one server, 16,000 characters of short clauses", one_server, clauses),
         ("10,000 look-alike tools of 50 servers, 1,500 clauses naming them", look_alikes, naming),
+        ("10,000 tools of one server, 16,000 characters of 'thanks for ...'", one_server, thanks),
         (
             "2,500 tools x 1 KB (over the description budget), warmed before the turn",
             over_budget,
