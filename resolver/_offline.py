@@ -1284,7 +1284,8 @@ class OfflineClassifier:
         tool other than the core ones; nor when a second request follows ("write a haiku about
         autumn and remind me at 9", `clauses_of`): a part after the first that is any evidence
         for such a tool ("the difference between TCP and UDP" has none in "UDP"). At most
-        `TOPICAL_CHECKS` clauses a turn, each of at most `TOPICAL_PARTS` parts."""
+        `TOPICAL_CHECKS` clauses a turn, each of at most `TOPICAL_PARTS` parts and
+        `ENTITY_CHARS` characters."""
         left = [TOPICAL_CHECKS]
         core = request.core_tools
         topical = index.topical or Markers({}, ())
@@ -1307,11 +1308,12 @@ class OfflineClassifier:
             if left[0] <= 0:
                 return False
             left[0] -= 1
-            if _VALUE.search(clause, 0, ENTITY_CHARS):
+            # values are looked for in the first `ENTITY_CHARS`: a longer clause stays a task
+            if len(clause) > ENTITY_CHARS or _VALUE.search(clause):
                 return False
-            lowered = clause[:ENTITY_CHARS].lower()
+            lowered = clause.lower()
             for pattern, _, _, needs in _ENTITIES:
-                if any(n in lowered for n in needs) and pattern.search(clause, 0, ENTITY_CHARS):
+                if any(n in lowered for n in needs) and pattern.search(clause):
                     return False
             parts = clauses_of(clause)
             if len(parts) > TOPICAL_PARTS:

@@ -68,6 +68,15 @@ def test_a_topical_clause_that_asks_for_a_tool_stays_a_task(
     assert tool in extra_tools(resolver, prompt)
 
 
+def test_a_topical_clause_too_long_to_read_whole_stays_a_task(resolver: Resolver) -> None:
+    """Values are looked for in a clause's first `ENTITY_CHARS` characters: a longer topical
+    clause stays a task (a value past that point would not have been seen), and its words get
+    their tools as any task's do."""
+    filler = " ".join(["very"] * (offline.ENTITY_CHARS // 5))
+    assert extra_tools(resolver, f"explain this {filler} long story") != set()
+    assert extra_tools(resolver, "explain this very long story") == set()
+
+
 def test_the_topic_is_judged_without_the_markers_own_words(resolver: Resolver) -> None:
     """ "difference" alone is evidence for a tool on the default surface; in "explain the
     difference between TCP and UDP" it is the marker's word, and "UDP" after the "and" is no
