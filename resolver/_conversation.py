@@ -13,7 +13,7 @@ makes its clause conversation whatever its length, when the caller finds no task
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -83,13 +83,10 @@ def conversational(markers: Markers | None, clause: str) -> bool:
     terms = tokens(clause, keep_stopwords=True)
     covered = [False] * len(terms)
     found = False
-    for i, term in enumerate(terms):
-        for marker in markers.latin.get(term, ()):
-            spots = _in_order(terms, i, marker)
-            if spots:
-                found = True
-                for j in spots:
-                    covered[j] = True
+    for _, spots in _latin_markers(markers, terms):
+        found = True
+        for j in spots:
+            covered[j] = True
     folded = fold(clause).replace(" ", "")
     cjk_left = folded
     for k in markers.cjk_first.candidates(cjk_left) if markers.cjk and has_cjk(folded) else ():
@@ -132,9 +129,7 @@ def has_marker(markers: Markers | None, clause: str, terms: Sequence[str] | None
     if markers.latin:
         if terms is None:
             terms = tokens(clause, keep_stopwords=True)
-        for i, term in enumerate(terms):
-            if any(_in_order(terms, i, m) for m in markers.latin.get(term, ())):
-                return True
+        return any(_latin_markers(markers, terms))
     return False
 
 
@@ -143,17 +138,24 @@ def without_markers(markers: Markers, clause: str) -> tuple[str, frozenset[str]]
     the terms of the Latin ones (for the caller to leave out of its terms): the topic of
     "explain the difference between TCP and UDP" is "TCP and UDP", not "difference"."""
     terms = tokens(clause, keep_stopwords=True)
-    said: set[str] = set()
-    for i, term in enumerate(terms):
-        for marker in markers.latin.get(term, ()):
-            if _in_order(terms, i, marker):
-                said.update(marker)
+    said = {t for marker, _ in _latin_markers(markers, terms) for t in marker}
     text = clause
     if markers.cjk and has_cjk(clause):
         text = fold(clause)
         for k in markers.cjk_first.candidates(text.replace(" ", "")):
             text = text.replace(markers.cjk[k], " ")
     return text, frozenset(said)
+
+
+def _latin_markers(
+    markers: Markers, terms: Sequence[str]
+) -> Iterator[tuple[tuple[str, ...], list[int]]]:
+    """Each Latin marker found in `terms`, with the positions of its words (`_in_order`)."""
+    for i, term in enumerate(terms):
+        for marker in markers.latin.get(term, ()):
+            spots = _in_order(terms, i, marker)
+            if spots:
+                yield marker, spots
 
 
 def _in_order(terms: Sequence[str], start: int, marker: Sequence[str]) -> list[int]:

@@ -50,7 +50,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._catalog import EffectiveCatalog
@@ -298,6 +298,7 @@ surface a file name in a prompt otherwise widens the surface with every file too
 strings one of which every match contains, looked for in the lower-cased text before the
 pattern is run (most clauses have none). They avoid the letters i, k and s, which an ignore-case
 pattern also matches in "İ", "ı", "K" and "ſ"."""
+
 _BARE_ENTITY_TERMS = frozenset(term for _, terms, bare, _ in _ENTITIES if bare for term in terms)
 TOOL_LINKS_AS_URL = True
 """A link in a tool's description or parameter text is indexed as the word "url", not as its
@@ -318,6 +319,16 @@ task even with a topical marker ("explain what's in /var/log/syslog", "write a h
 to @lena", "what does spec.concurrencyPolicy mean")."""
 ENTITY_CHARS = 2000
 """Values are looked for in the first this many characters of a text (bounded work)."""
+
+
+def _entities_in(text: str) -> Iterator[tuple[tuple[str, ...], bool]]:
+    """The `_ENTITIES` in the first `ENTITY_CHARS` characters of `text`: (terms, bare) each."""
+    lower = text[:ENTITY_CHARS].lower()
+    for pattern, terms, bare, needs in _ENTITIES:
+        if any(n in lower for n in needs) and pattern.search(text, 0, ENTITY_CHARS):
+            yield terms, bare
+
+
 _DEPRECATED = re.compile(r"\bdeprecated\b", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.-]*[\w]")
 DEPRECATED_SHARE = 0.9
@@ -1043,13 +1054,11 @@ class OfflineClassifier:
                     stand_in = _SYNONYM_TERM + term
                     if stand_in in index.postings and term not in query:
                         query[stand_in] = max(query.get(stand_in, 0.0), scale * share)
-        lower = text[:ENTITY_CHARS].lower()
-        for pattern, terms, bare, needs in _ENTITIES:
-            if any(n in lower for n in needs) and pattern.search(text, 0, ENTITY_CHARS):
-                for term in terms:
-                    entity = _SYNONYM_TERM + term if bare else term
-                    if entity in (index.postings if bare else index.weights):
-                        query[entity] = query.get(entity, 0.0) + weight
+        for terms, bare in _entities_in(text):
+            for term in terms:
+                entity = _SYNONYM_TERM + term if bare else term
+                if entity in (index.postings if bare else index.weights):
+                    query[entity] = query.get(entity, 0.0) + weight
         if index.phrases:
             for phrase in _phrases_in(index, words):
                 query[phrase] = query.get(phrase, 0.0) + weight
@@ -1172,19 +1181,16 @@ class OfflineClassifier:
         taking CPU from the next turns."""
         stop = time.monotonic() + request.timeout_s
         index = self._index(request)
-        short = task_text(index.markers, request.prompt)
-        plain = short
-        if index.topical is not None and short.strip():
-            # and the clauses whose topical marker takes the rest as its topic
-            plain = task_text(
-                index.markers, short, index.topical, self._asks_nothing(index, request)
-            )
+        plain = task_text(
+            index.markers, request.prompt, index.topical, self._asks_nothing(index, request)
+        )
         # the semantic extra's head: how likely the turn is conversation (no tool needed), and
         # whether that reaches its bar; it reads the clauses a topical marker took too ("thanks
         # for the reminder earlier! can you set another one for tomorrow?" is about a reminder)
         p_chat, bar, chat = None, 1.0, False
-        if short.strip() and self.semantic is not None:
-            p_chat = self.semantic.conversation(short)
+        if self.semantic is not None:
+            short = plain if index.topical is None else task_text(index.markers, request.prompt)
+            p_chat = self.semantic.conversation(short) if short.strip() else None
             if p_chat is not None:
                 bar = self.semantic.conversation_bar()
                 chat = p_chat >= bar
@@ -1309,12 +1315,8 @@ class OfflineClassifier:
                 return False
             left[0] -= 1
             # values are looked for in the first `ENTITY_CHARS`: a longer clause stays a task
-            if len(clause) > ENTITY_CHARS or _VALUE.search(clause):
+            if len(clause) > ENTITY_CHARS or _VALUE.search(clause) or any(_entities_in(clause)):
                 return False
-            lowered = clause.lower()
-            for pattern, _, _, needs in _ENTITIES:
-                if any(n in lowered for n in needs) and pattern.search(clause):
-                    return False
             parts = clauses_of(clause)
             if len(parts) > TOPICAL_PARTS:
                 return False
