@@ -238,6 +238,32 @@ not. A boundary that starts with a run of white space (or of sentence marks) sta
 the run starts, and takes the run whole (``(?<!\s)\s++``): tried from inside a run of 10,000
 spaces, each start scanned to the run's end and gave it back a space at a time (17 s for one
 prompt; 2 s for a run of full stops)."""
+_STREET_EN = (
+    r"(?:St|Street|Ave|Avenue|Blvd|Boulevard|Rd|Road|Dr|Ln|Lane|Way|Sq|Square|Pl|Place|"
+    r"Plaza|Ct|Court|Hwy|Highway|Pkwy|Parkway|Terrace)"
+)
+_ADDRESS_WORDS = (
+    "rue", "piazza", "piazzale", "viale", "corso", "largo", "calle", "avenida", "paseo", "plaza",
+    "carrer", "rambla", "rua", "travessa", "praça", "praca", "alameda", "quai", "boulevard",
+)  # fmt: skip
+_OF = r"(?:(?:de|del|della|delle|dei|degli|di|da|do|dos|das|du|des|la|le|les|el|los|las)\s++)"
+_ADDRESS = re.compile(
+    # a house number and an English street word after one to four capitalised words
+    rf"\b\d{{1,6}}[A-Za-z]?\s++(?:[A-Z][\w'.-]{{0,30}}+\s++){{1,4}}{_STREET_EN}\b"
+    # a house number and a French street word ("18 rue Oberkampf", "5 bis avenue Foch")
+    r"|\b\d{1,5}(?:\s?(?:bis|ter))?,?\s++(?i:rue|avenue|boulevard|bd|place|quai|chemin|allée|allee"
+    r"|impasse|cours)\s+\w"
+    # a Romance street word and a capitalised name; "Via" only with a house number after the
+    # name (not "Via Slack, ...")
+    rf"|\b(?:{'|'.join(w.capitalize() for w in _ADDRESS_WORDS)})\s++{_OF}?[A-ZÀ-Þ][\w'-]"
+    rf"|\bVia\s++{_OF}?[A-ZÀ-Þ][\w'-]{{0,30}}+(?:\s++[A-ZÀ-Þ][\w'-]{{0,30}}+){{0,2}},?\s++\d"
+    # a German street and its house number
+    r"|\b[A-ZÄÖÜ][a-zäöüß]{2,30}?(?:straße|strasse|str\.|weg|platz|allee|gasse|ring|damm|ufer)"
+    r"\s++\d"
+    # a Japanese block number, a Chinese street number
+    r"|[\u4e00-\u9fff]\d{1,4}(?:[-－‐]\d{1,4}){1,2}(?!\d)|\d{1,4}丁目"
+    r"|[\u4e00-\u9fff](?:路|街|大道)\d{1,5}号"
+)
 _ENTITIES = (
     (re.compile(r"\bhttps?://|\bwww\.", re.IGNORECASE), ("url",), False, ("://", "www.")),
     (
@@ -287,6 +313,17 @@ _ENTITIES = (
         ("file",),
         True,
         (".",),
+    ),
+    (
+        # a street address, which a map or place tool takes: a house number and a street word
+        # ("77 Massachusetts Ave", "18 rue Oberkampf", "Torstraße 100", "Via Torino 61"), a
+        # Romance street word and a name ("Piazza del Duomo", "Rua Augusta"), a Japanese block
+        # number ("道玄坂1-2-3") or a Chinese street number ("建国路88号"). Not Korean: its "로"
+        # street suffix is also a common particle ("으로 2")
+        _ADDRESS,
+        ("address",),
+        True,
+        tuple("0123456789") + _ADDRESS_WORDS,
     ),
 )
 """A value the prompt carries, and the word a tool that takes it uses for it: a prompt with a
