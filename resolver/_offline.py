@@ -276,12 +276,15 @@ _ENTITIES = (
             r"|(?i:\binsert\s+into\s+[\w.\"`]+\s*(?:\(|values\b))"
             r"|(?i:\bupdate\s+[\w.\"`]+\s+set\s+[\w.\"`]+\s*=)"
             r"|(?i:\bdelete\s+from\s+[\w.\"`]+\s+where\s)"
-            r"|(?i:\bcreate\s+(?:table|index|view)\s+[\w.\"`]+\s*(?:\(|on\s|as\s))",
+            r"|(?i:\bcreate\s+(?:table|index|view)\s+[\w.\"`]+\s*(?:\(|on\s|as\s))"
+            # an aggregate over a star or a column ("count(*)", "max(loaded_at)", "sum(o.total)")
+            r"|(?i:\b(?:count|sum|avg|min|max)\s*\(\s*(?:\*|distinct\s+[\w.]+|[a-z_][\w.]*_[\w.]*"
+            r"|[a-z_]\w*\.\w+)\s*\))",
             re.DOTALL,
         ),
         ("sql",),
         False,
-        ("elect", "ert", "update", "delete", "create"),
+        ("elect", "ert", "update", "delete", "create", "("),
     ),
     (
         # a table's columns as an analyst writes them: "events(account_id, occurred_at)",

@@ -310,6 +310,8 @@ SQL_RUNNER = ToolInfo(name="db_run", description="Run a read-only SQL statement.
         "insert into audit_log (who, what) values ('me', 'test')",
         "UPDATE \"orders\" SET status = 'paid' WHERE id = 4",
         "select name, email from customers limit 5",
+        "check max(loaded_at) on raw.orders",
+        "what's count(distinct user_id) over last week's events",
     ],
 )
 def test_an_sql_statement_in_the_prompt_is_evidence_for_the_tools_that_take_sql(
@@ -321,7 +323,11 @@ def test_an_sql_statement_in_the_prompt_is_evidence_for_the_tools_that_take_sql(
     tools = [*TOOLS, SQL_RUNNER]
     allowed, scores = run(resolver, f"try this one: {statement}", tools)
     assert "db_run" in allowed and scores["db_run"] > 0
-    for prose in ("select the photos from yesterday", "update my notes, then delete from the list"):
+    for prose in (
+        "select the photos from yesterday",
+        "update my notes, then delete from the list",
+        "pick the max (3 or 4) of the photos",
+    ):
         allowed, scores = run(resolver, prose, tools)
         assert "db_run" not in allowed and scores.get("db_run", 0.0) == 0.0
 
