@@ -29,7 +29,7 @@ TOOLS = [
 def test_the_glossary_ships_every_language() -> None:
     table = glossary()
     assert table is not None
-    assert {"es", "fr", "de", "pt"} <= set(table.latin)
+    assert {"es", "fr", "de", "pt", "it", "nl"} <= set(table.latin)
     assert len(table.cjk) > 500
 
 
@@ -75,6 +75,9 @@ def resolve(prompt: str) -> set[str]:
         ("enviar mensagem para o canal da equipe", "chat__post_message"),
         ("verschiebe die Datei in den Archivordner", "files__move_file"),
         ("在仓库里新建一个问题", "code__create_issue"),
+        ("crea una cartella nuova per i rapporti", "files__create_directory"),
+        ("stuur een bericht naar het kanaal van het team", "chat__post_message"),
+        ("elenca tutti i rami", "code__list_branches"),
     ],
 )
 def test_a_prompt_in_another_language_reaches_an_english_only_tool(

@@ -83,9 +83,9 @@ def test_other_text_is_no_address(text: str) -> None:
             "maps__directions",
         ),
         ("Wie lange läuft man von der Torstraße 100 bis zum Park Inn?", "maps__directions"),
-        ("où se trouve exactement le 18 rue Oberkampf ?", "maps__geocode"),
+        ("what is at 18 Rue Oberkampf, Paris?", "maps__geocode"),
     ],
-    ids=["en", "de", "fr"],
+    ids=["en", "de", "fr-street"],
 )
 def test_an_address_brings_the_tools_that_take_one(
     monkeypatch: pytest.MonkeyPatch, prompt: str, tool: str
