@@ -299,6 +299,23 @@ _ENTITIES = (
         ("_",),
     ),
     (
+        # a database table by its name: "the charges table", "table `user_events`", "Tabelle
+        # subscriptions", "orders 表"; not "the same table", "a markdown table", "the table
+        # shows ..." (an English "table X" needs a snake_case or quoted name)
+        re.compile(
+            r"\b(?:the|our|in|from|into|on)\s++[`\"']?"
+            r"(?!(?:same|following|whole|entire|above|below|next|first|last|pivot|markdown|html"
+            r"|comparison|pricing|summary|periodic|round|dining|kitchen|coffee|truth)\b)"
+            r"[a-z][a-z0-9_]{1,40}+[`\"']?\s++tables?\b"
+            r"|\btables?\s++(?:[`\"'][a-z][\w.]{1,40}+[`\"']|[a-z][a-z0-9]*+_[a-z0-9_]+)"
+            r"|(?i:\b(?:tablas?|tabellen|tabelle|tabelas?|tabella|tabel)\s++[`\"']?[a-z][\w.]{1,40})"
+            r"|\b[a-z][a-z0-9_]{1,40}+\s*(?:表(?!格|示|达|情|演|面)|テーブル|테이블)"
+        ),
+        ("sql",),
+        False,
+        ("tabl", "tabel", "表", "テーブル", "테이블"),
+    ),
+    (
         # a chat channel as users write it ("post it in #sre-oncall"), not an issue number
         re.compile(r"(?<![\w&#/])#[A-Za-z][\w-]*[A-Za-z0-9](?![\w-])"),
         ("channel",),

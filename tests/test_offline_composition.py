@@ -332,6 +332,33 @@ def test_an_sql_statement_in_the_prompt_is_evidence_for_the_tools_that_take_sql(
         assert "db_run" not in allowed and scores.get("db_run", 0.0) == 0.0
 
 
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "check the charges table for that account over the last 30 days",
+        "how many rows are in table `user_events` since Monday?",
+        "Kündigungen pro Tarif aus der Tabelle subscriptions",
+        "查一下 orders 表里上周的退款总额",
+    ],
+)
+def test_a_named_database_table_is_evidence_for_the_tools_that_take_sql(
+    tmp_path: Path, prompt: str
+) -> None:
+    """A table named by its name is a database's ("the charges table", "Tabelle
+    subscriptions", "orders 表"); a table of a document is not."""
+    resolver = resolver_with(tmp_path, {})
+    tools = [*TOOLS, SQL_RUNNER]
+    allowed, scores = run(resolver, prompt, tools)
+    assert "db_run" in allowed and scores["db_run"] > 0
+    for prose in (
+        "format the list as a markdown table",
+        "the table shows our three plans; put it in the same table as last time",
+        "把这个表格发给团队",
+    ):
+        allowed, scores = run(resolver, prose, tools)
+        assert scores.get("db_run", 0.0) == 0.0
+
+
 FILE_WRITER = ToolInfo(name="store__write_file", description="Create or overwrite a file.")
 
 
