@@ -359,6 +359,41 @@ def test_a_named_database_table_is_evidence_for_the_tools_that_take_sql(
         assert scores.get("db_run", 0.0) == 0.0
 
 
+CODE_HOST = [
+    ToolInfo(
+        name="code__list_pull_requests",
+        description="List and filter pull requests",
+        parameters={
+            "type": "object",
+            "properties": {
+                "owner": {"type": "string", "description": "Repository owner"},
+                "repo": {"type": "string", "description": "Repository name"},
+                "state": {"type": "string", "enum": ["open", "closed", "all"]},
+            },
+        },
+    ),
+    ToolInfo(name="ops__update_release", description="Update a release note and mark it stale"),
+    ToolInfo(name="ops__open_ports", description="Open ports on the firewall"),
+]
+
+
+def test_a_repository_after_a_preposition_is_evidence_for_the_tools_that_take_one(
+    tmp_path: Path,
+) -> None:
+    """ "stale PRs in acme/checkout? open ones" says neither "repository" nor "pull request"
+    but names a repository, as the code host's tools' owner/repo parameters take it; "and/or"
+    and a file name are no repository."""
+    resolver = resolver_with(tmp_path, {})
+    tools = [*TOOLS, *CODE_HOST]
+    allowed, scores = run(resolver, "stale ones in acme/checkout? open ones first", tools)
+    assert "code__list_pull_requests" in allowed
+    _, plain = run(resolver, "stale ones in the checkout? open ones first", tools)
+    assert scores["code__list_pull_requests"] > plain.get("code__list_pull_requests", 0.0)
+    for other in ("in and/or out", "in notes/retro.md"):
+        _, scores = run(resolver, f"keep the stale ones {other}", tools)
+        assert scores.get("code__list_pull_requests", 0.0) == 0.0
+
+
 FILE_WRITER = ToolInfo(name="store__write_file", description="Create or overwrite a file.")
 
 
