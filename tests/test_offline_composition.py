@@ -312,13 +312,19 @@ SQL_RUNNER = ToolInfo(name="db_run", description="Run a read-only SQL statement.
         "select name, email from customers limit 5",
         "check max(loaded_at) on raw.orders",
         "what's count(distinct user_id) over last week's events",
+        # a database table named by its name
+        "check the charges table for that account over the last 30 days",
+        "how many rows are in table `user_events` since Monday?",
+        "Kündigungen pro Tarif aus der Tabelle subscriptions",
+        "查一下 orders 表里上周的退款总额",
     ],
 )
 def test_an_sql_statement_in_the_prompt_is_evidence_for_the_tools_that_take_sql(
     tmp_path: Path, statement: str
 ) -> None:
-    """A pasted statement names no tool word ("run this: SELECT ..."), but it is SQL; without a
-    statement, prose that uses the same words ("select the photos from yesterday") is not."""
+    """A pasted statement names no tool word ("run this: SELECT ..."), but it is SQL, and so is
+    a table named by its name ("the charges table", "orders 表"); prose that uses the same words
+    ("select the photos from yesterday", "a markdown table") is not."""
     resolver = resolver_with(tmp_path, {})
     tools = [*TOOLS, SQL_RUNNER]
     allowed, scores = run(resolver, f"try this one: {statement}", tools)
@@ -327,36 +333,12 @@ def test_an_sql_statement_in_the_prompt_is_evidence_for_the_tools_that_take_sql(
         "select the photos from yesterday",
         "update my notes, then delete from the list",
         "pick the max (3 or 4) of the photos",
-    ):
-        allowed, scores = run(resolver, prose, tools)
-        assert "db_run" not in allowed and scores.get("db_run", 0.0) == 0.0
-
-
-@pytest.mark.parametrize(
-    "prompt",
-    [
-        "check the charges table for that account over the last 30 days",
-        "how many rows are in table `user_events` since Monday?",
-        "Kündigungen pro Tarif aus der Tabelle subscriptions",
-        "查一下 orders 表里上周的退款总额",
-    ],
-)
-def test_a_named_database_table_is_evidence_for_the_tools_that_take_sql(
-    tmp_path: Path, prompt: str
-) -> None:
-    """A table named by its name is a database's ("the charges table", "Tabelle
-    subscriptions", "orders 表"); a table of a document is not."""
-    resolver = resolver_with(tmp_path, {})
-    tools = [*TOOLS, SQL_RUNNER]
-    allowed, scores = run(resolver, prompt, tools)
-    assert "db_run" in allowed and scores["db_run"] > 0
-    for prose in (
         "format the list as a markdown table",
         "the table shows our three plans; put it in the same table as last time",
         "把这个表格发给团队",
     ):
         allowed, scores = run(resolver, prose, tools)
-        assert scores.get("db_run", 0.0) == 0.0
+        assert "db_run" not in allowed and scores.get("db_run", 0.0) == 0.0
 
 
 CODE_HOST = [
