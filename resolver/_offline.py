@@ -10,7 +10,8 @@ How it decides (README, "Offline classifier"):
    whole in the prompt — a whole word outweighs partial bigram overlap); a query word not in the
    vocabulary is mapped to vocabulary words one edit away, as stems and as written (typos:
    "remnd" -> remind, "postgress" -> postgres), at a discount; a value the prompt carries
-   counts as its word (a link "url", an SQL statement "sql", a file name "file": `_ENTITIES`);
+   counts as its word (a link "url", an SQL statement or a named table "sql", a file name
+   "file", a street address "address", a repository "repository" and "owner": `_ENTITIES`);
    the last user messages add a damped contribution (follow-ups). For the tools without
    catalog keywords, a word's English synonyms and the words it implies ("rows" -> "sql")
    join at a fraction of its weight (`_synonyms`).
