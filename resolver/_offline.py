@@ -301,12 +301,13 @@ _ENTITIES = (
     ),
     (
         # a database table by its name: "the charges table", "table `user_events`", "Tabelle
-        # subscriptions", "orders 表"; not "the same table", "a markdown table", "the table
-        # shows ..." (an English "table X" needs a snake_case or quoted name)
+        # subscriptions", "orders 表"; not "put it on the table", "the same table", "a markdown
+        # table", "the table shows ..." (an English "table X" needs a snake_case or quoted name)
         re.compile(
             r"\b(?:the|our|in|from|into|on)\s++[`\"']?"
-            r"(?!(?:same|following|whole|entire|above|below|next|first|last|pivot|markdown|html"
-            r"|comparison|pricing|summary|periodic|round|dining|kitchen|coffee|truth)\b)"
+            r"(?!(?:the|an|this|that|these|those|my|your|our|its|their|each|every|one|new|same"
+            r"|following|whole|entire|above|below|next|first|last|pivot|markdown|html|comparison"
+            r"|pricing|summary|periodic|round|dining|kitchen|coffee|truth)\b)"
             r"[a-z][a-z0-9_]{1,40}+[`\"']?\s++tables?\b"
             r"|\btables?\s++(?:[`\"'][a-z][\w.]{1,40}+[`\"']|[a-z][a-z0-9]*+_[a-z0-9_]+)"
             r"|(?i:\b(?:tablas?|tabellen|tabelle|tabelas?|tabella|tabel)\s++[`\"']?[a-z][\w.]{1,40})"

@@ -334,6 +334,7 @@ def test_an_sql_statement_in_the_prompt_is_evidence_for_the_tools_that_take_sql(
         "update my notes, then delete from the list",
         "pick the max (3 or 4) of the photos",
         "format the list as a markdown table",
+        "put the cards on the table and pick one from the table below",
         "the table shows our three plans; put it in the same table as last time",
         "把这个表格发给团队",
     ):
