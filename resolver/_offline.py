@@ -259,10 +259,11 @@ _ADDRESS = re.compile(
     rf"|\b(?:{'|'.join(w.capitalize() for w in _ADDRESS_WORDS)})\s++{_OF}?[A-ZÀ-Þ][\w'-]"
     rf"|\bVia\s++{_OF}?[A-ZÀ-Þ][\w'-]{{0,30}}+(?:\s++[A-ZÀ-Þ][\w'-]{{0,30}}+){{0,2}},?\s++\d"
     # a German street and its house number
-    r"|\b[A-ZÄÖÜ][a-zäöüß]{2,30}?(?:straße|strasse|str\.|weg|platz|allee|gasse|ring|damm|ufer)"
+    r"|\b[A-ZÄÖÜ][a-zäöüß]{2,30}?(?:straße|strasse|str\.|weg|platz|allee|gasse|damm|ufer)"
     r"\s++\d"
-    # a Japanese block number, a Chinese street number
-    r"|[\u4e00-\u9fff]\d{1,4}(?:[-－‐]\d{1,4}){1,2}(?!\d)|\d{1,4}丁目"
+    # a Japanese block number (three numbers: "12月1-15日" is a date range), a Chinese street
+    # number; no "-ring" street ("Monitoring 2 clusters")
+    r"|[\u4e00-\u9fff]\d{1,4}(?:[-－‐]\d{1,4}){2}(?![\d-])|\d{1,4}丁目"
     r"|[\u4e00-\u9fff](?:路|街|大道)\d{1,5}号"
 )
 _ENTITIES = (

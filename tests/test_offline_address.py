@@ -69,6 +69,8 @@ def test_street_addresses_are_found(text: str) -> None:
         "이번 분기 영업이익은 원자재값 상승으로 3% 줄었다",  # the Korean particle "으로"
         "version 2 Release Notes are in the wiki",
         "the plaza was crowded",  # a lower-case street word is a noun, not a street
+        "Monitoring 2 clusters and Scoring 3 models",  # English "-ring" words
+        "查一下12月1-15日的订单",  # a date range
     ],
 )
 def test_other_text_is_no_address(text: str) -> None:
