@@ -340,12 +340,14 @@ _ENTITIES = (
     (
         # a repository as people write it after a preposition: "stale PRs in acme/checkout",
         # "are the checks green on acme/api #88", "cut release/5.4 from main in acme/platform";
-        # not "and/or", "read/write", nor a file name ("in notes/retro.md": `file`). The tools
+        # not "and/or", "km/h", "HTML/CSS", nor a file name ("in notes/retro.md": `file`). The tools
         # that take one say "repository" and its "owner" (a path said the same way,
         # "in docs/minutes", brings them too: recall first)
         re.compile(
             r"(?<![\w./@:-])(?:in|on|to|from|into|for|at|of|repo|repository)\s++[`\"']?"
-            r"(?!(?:and/or|read/write|on/off|yes/no|true/false|input/output|client/server)\b)"
+            r"(?!(?:and/or|read/write|on/off|yes/no|true/false|input/output|client/server|km/h"
+            r"|m/s|w/o|n/a|i/o|either/or|pros/cons|before/after|min/max|am/pm)\b"
+            r"|(?-i:[A-Z0-9]{1,6}/[A-Z0-9]{1,6})\b)"  # "HTML/CSS", "Q3/Q4"
             r"[A-Za-z][\w.-]{0,38}+/[A-Za-z0-9][\w-]{0,99}+(?:\.(?![a-z]{1,5}\b)[\w-]+)*+"
             r"(?![\w/]|\.\w)",
             re.IGNORECASE,

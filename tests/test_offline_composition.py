@@ -372,7 +372,7 @@ def test_a_repository_after_a_preposition_is_evidence_for_the_tools_that_take_on
     assert "code__list_pull_requests" in allowed
     _, plain = run(resolver, "stale ones in the checkout? open ones first", tools)
     assert scores["code__list_pull_requests"] > plain.get("code__list_pull_requests", 0.0)
-    for other in ("in and/or out", "in notes/retro.md"):
+    for other in ("in and/or out", "in notes/retro.md", "in HTML/CSS", "in km/h"):
         _, scores = run(resolver, f"keep the stale ones {other}", tools)
         assert scores.get("code__list_pull_requests", 0.0) == 0.0
 
