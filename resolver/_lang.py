@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from ._data import data_dir
+from ._data import data_dir, shipped_table
 from ._text import fold, stem
 
 LATIN = ("es", "fr", "de", "pt", "it", "nl")
@@ -50,6 +50,19 @@ def stopwords() -> dict[str, frozenset[str]]:
         if isinstance(words, list):
             out[lang] = frozenset(stem(fold(w)) for w in words if isinstance(w, str) and w)
     return out
+
+
+@lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """Correctly spelt English words (``catalogs/english-words.json``: SCOWL's American list,
+    lower-case words of 5-24 letters), which typo matching leaves alone ("plant" is not a
+    mistyped "plan"); empty when the file is missing or unreadable (every unknown word may then
+    be a typo, as before)."""
+    raw = shipped_table("english-words.json")
+    words = raw.get("words") if raw is not None else None
+    if not isinstance(words, list):
+        return frozenset()
+    return frozenset(w for w in words if isinstance(w, str))
 
 
 def latin_language(

@@ -58,7 +58,7 @@ from ._catalog import EffectiveCatalog
 from ._classify import Classification, ClassifyInput
 from ._conversation import Markers, has_marker, task_text, without_markers
 from ._glossary import gloss
-from ._lang import latin_language, letter_hits, stopwords
+from ._lang import english_words, latin_language, letter_hits, stopwords
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, fuse, passage_text
 from ._synonyms import products, products_in, related, synonyms
@@ -106,6 +106,9 @@ HISTORY_WEIGHT = 0.35
 HISTORY_DAMP = 0.3
 """History weighs this much less when the prompt alone has strong evidence."""
 TYPO_WEIGHT = 0.7
+REAL_WORDS = True
+"""A prompt word spelt as an English word (`english_words`: "plant", "bored", "decent") is
+that word, not a typo of a tool word one edit away ("plan", "board", "recent")."""
 K1 = 1.2
 B = 0.75
 RELATIVE_CUTOFF = 0.5
@@ -664,6 +667,8 @@ def _build_index(
         else None
     )
     tables = (synonyms() if SYNONYMS else None, related() if RELATED else None)
+    if REAL_WORDS:
+        english_words()  # read once here, off the turn's path
     # a synonym, a related word (or a bare entity's term) stands in for a lexicon: it scores
     # only the tools without catalog keywords
     stand_ins = frozenset().union(_BARE_ENTITY_TERMS, *(t.targets for t in tables if t))
@@ -1108,6 +1113,8 @@ class OfflineClassifier:
             if SPELLINGS:
                 typed = typed or {t: w for w, t in reversed(written.items())}
             key = (term, typed.get(term, ""))
+            if REAL_WORDS and (key[1] or term) in english_words():
+                continue
             found = typos.get(key) if typos is not None else None
             if found is None:
                 if SPELLINGS and key[1] == term:

@@ -81,3 +81,50 @@ def test_a_typo_is_matched_as_written_not_only_by_its_stem(
     assert tool in allowed()
     monkeypatch.setattr("resolver._offline.SPELLINGS", False)
     assert tool not in allowed()
+
+
+@pytest.mark.parametrize(
+    ("prompt", "tool", "typo"),
+    [
+        # a correctly spelt word one edit from a tool word: not a typo of it
+        ("the plant in Woodland", "control_plane", "restart the plnae"),
+        ("how many sheep are in Wales", "update_sheet", "update the shete"),
+        ("find a decent lentil soup", "recent_files", "open my recnet files"),
+    ],
+)
+def test_a_correctly_spelt_english_word_is_not_read_as_a_typo(
+    monkeypatch: pytest.MonkeyPatch, prompt: str, tool: str, typo: str
+) -> None:
+    """'plant', 'sheep' and 'decent' are English words (`english_words`), one edit from the
+    tool words 'plane', 'sheet' and 'recent': they do not reach those tools, and do with the
+    English word list off. A real typo ('plnae', 'shete', 'recnet') still reaches its tool."""
+    monkeypatch.setattr("resolver._offline.RELATED", False)
+    monkeypatch.setattr("resolver._offline.SYNONYMS", False)
+    tools = [
+        ToolInfo(name="control_plane", description="Restart the cluster's control plane."),
+        ToolInfo(name="update_sheet", description="Update a sheet of a spreadsheet."),
+        ToolInfo(name="recent_files", description="List recent files."),
+    ]
+
+    def allowed(text: str) -> list[str]:
+        resolver = Resolver(ResolverConfig(coreTools=[], keywordCacheFile=""))
+        res = asyncio.run(resolver.resolve(TurnRequest(prompt=text, tools=tools)))
+        return list(res.tools_allow or [])
+
+    assert tool not in allowed(prompt)
+    assert tool in allowed(typo)
+    monkeypatch.setattr("resolver._offline.REAL_WORDS", False)
+    assert tool in allowed(prompt)
+
+
+def test_the_english_word_list_is_shipped_and_bounded() -> None:
+    """The list is read from the shipped catalog folder, holds common words and no capitalised
+    names, and only words as long as typo matching reads."""
+    from resolver._lang import english_words
+    from resolver._offline import MAX_TYPO_LENGTH, MIN_QUERY_TYPO_LENGTH
+
+    words = english_words()
+    assert len(words) > 50_000
+    assert {"plant", "sheep", "decent", "whether", "shops"} <= words
+    assert not {"remnd", "calender", "postgress", "paris", "Paris"} & words
+    assert all(MIN_QUERY_TYPO_LENGTH <= len(w) <= MAX_TYPO_LENGTH for w in words)
