@@ -386,6 +386,12 @@ TOOL_LINKS_AS_URL = True
 """A link in a tool's description or parameter text is indexed as the word "url", not as its
 pieces: "e.g. https://example.com" in a parameter's description says the tool takes a URL, not
 that "https", "example" and "com" are its words (they would match every link a prompt holds)."""
+HOW_LONG = True
+"""An English question's "how long" asks for a duration ("how long's the drive", "how long do I
+boil an egg"): it is read as "duration", as the glossary reads the Dutch "hoe lang", not as the
+word "long" ("trigger a long-running operation", "long-term goals"). (Other degree questions
+keep their word: "how far" is about a distance.)"""
+_HOW_LONG = re.compile(r"\bhow\s++long\b", re.IGNORECASE)
 _LINK = re.compile(r"\b(?:https?://|www\.)[^\s\"'<>()\[\]{}\\]+", re.IGNORECASE)
 _VALUE = re.compile(
     r"(?<![\w.~/-])~?/[\w.-]++/"  # an absolute path ("/var/log/syslog", "~/notes/")
@@ -1094,6 +1100,8 @@ class OfflineClassifier:
                     continue
                 if word in folded and find_word(folded, word) >= 0:  # `in`: a cheap first test
                     query[_WORD_TERM + word] = query.get(_WORD_TERM + word, 0.0) + weight
+        if HOW_LONG:
+            text = _HOW_LONG.sub("how duration", text)
         written: dict[str, str] = {}  # the prompt's words as typed -> their terms
         every: list[str] = []  # with the function words, which tell the language
         words = tokens(text, words=written, every=every)

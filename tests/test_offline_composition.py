@@ -430,3 +430,28 @@ def test_a_deprecated_tool_ranks_below_the_tool_it_names_as_its_replacement(
         _, scores = run(resolver, "read notes.md with the files server", [*TOOLS, old, replacement])
         ranked[deprecated] = scores["files__read_text_file"] > scores["files__read_file"]
     assert ranked == {True: True, False: False}
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["how long's the drive from the station to the airport?", "How long by car to Lyon"],
+)
+def test_how_long_asks_for_a_duration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prompt: str
+) -> None:
+    """'how long' asks for a duration: it reaches a tool that gives travel durations, not one
+    named for a long-running operation — which wins with the rule off."""
+    tools = [
+        ToolInfo(
+            name="trigger_long_running_operation",
+            description="Trigger a long-running operation and report its progress.",
+        ),
+        ToolInfo(name="distance_matrix", description="Travel distance and duration by car."),
+    ]
+    resolver = resolver_with(tmp_path, {})
+    allowed, scores = run(resolver, prompt, tools)
+    assert "distance_matrix" in allowed
+    assert "trigger_long_running_operation" not in allowed
+    monkeypatch.setattr("resolver._offline.HOW_LONG", False)
+    _, off = run(resolver_with(tmp_path, {}), prompt, tools)
+    assert off.get("trigger_long_running_operation", 0.0) > off.get("distance_matrix", 0.0)
