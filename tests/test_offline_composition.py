@@ -449,7 +449,7 @@ def test_how_long_asks_for_a_duration(
         ToolInfo(name="distance_matrix", description="Travel distance and duration by car."),
     ]
     resolver = resolver_with(tmp_path, {})
-    allowed, scores = run(resolver, prompt, tools)
+    allowed, _ = run(resolver, prompt, tools)
     assert "distance_matrix" in allowed
     assert "trigger_long_running_operation" not in allowed
     monkeypatch.setattr("resolver._offline.HOW_LONG", False)
