@@ -195,6 +195,10 @@ STOPWORDS = frozenset(
         "le",
         "su",
         "sus",
+        # what an English contraction leaves once its apostrophe splits it ("would've",
+        # "you're", "we'll", "don't", "isn't"): no topic, and not a tool's word
+        *("ve", "re", "ll", "don", "doesn", "didn", "isn", "aren", "wasn", "weren"),
+        *("hasn", "haven", "hadn", "wouldn", "couldn", "shouldn", "mustn", "needn", "ain"),
     ]
 )
 

@@ -50,3 +50,12 @@ def test_first_chars_proposes_every_word_the_text_holds_in_order() -> None:
     assert [w for w in words if w and w in text] == [w for w in picked if w in text]
     assert picked == ["天气", "发送", "天空", "슬랙"]  # "天空" shares a first character
     assert finder.candidates("hello") == []
+
+
+def test_what_a_contraction_leaves_is_no_term() -> None:
+    """'would've', 'you're', 'we'll', 'don't', 'isn't' leave no 've', 're', 'll', 'don' or 'isn'
+    (a tool text with "'ve" or "re-run" matched "totally would've forgotten"); the words beside
+    them stay."""
+    terms = tokens("totally would've forgotten, you're great, we'll see, don't, isn't, didn't")
+    assert terms == ["total", "forgotten", "great", "see"]
+    assert tokens("re-run the failed deploy") == ["run", "fail", "deploy"]
