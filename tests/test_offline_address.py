@@ -81,7 +81,7 @@ def test_other_text_is_no_address(text: str) -> None:
     ("prompt", "tool"),
     [
         (
-            "How long would it take to bike from 77 Massachusetts Ave to 300 Technology Square?",
+            "Any idea how I get from 77 Massachusetts Ave to 300 Technology Square?",
             "maps__directions",
         ),
         ("Wie lange läuft man von der Torstraße 100 bis zum Park Inn?", "maps__directions"),
