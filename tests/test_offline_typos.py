@@ -120,6 +120,7 @@ def test_a_correctly_spelt_english_word_is_not_read_as_a_typo(
 def test_the_english_word_list_is_shipped_and_bounded() -> None:
     """The list is read from the shipped catalog folder, holds common words and no capitalised
     names, and only words as long as typo matching reads."""
+    from resolver._data import shipped_table
     from resolver._lang import english_words
     from resolver._offline import MAX_TYPO_LENGTH, MIN_QUERY_TYPO_LENGTH
 
@@ -128,3 +129,6 @@ def test_the_english_word_list_is_shipped_and_bounded() -> None:
     assert {"plant", "sheep", "decent", "whether", "shops"} <= words
     assert not {"remnd", "calender", "postgress", "paris", "Paris"} & words
     assert all(MIN_QUERY_TYPO_LENGTH <= len(w) <= MAX_TYPO_LENGTH for w in words)
+    # SCOWL's licence asks for its copyright notice in every copy
+    meta = (shipped_table("english-words.json") or {}).get("_meta", {})
+    assert "Copyright 2000-2011 by Kevin Atkinson" in meta.get("license", "")
