@@ -12,6 +12,13 @@ from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
 from resolver._offline import one_edit
 
 
+def allowed(prompt: str, tools: list[ToolInfo]) -> list[str]:
+    """The tools a fresh resolver (no core tools, no keyword cache) allows for `prompt`."""
+    resolver = Resolver(ResolverConfig(coreTools=[], keywordCacheFile=""))
+    res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=tools)))
+    return list(res.tools_allow or [])
+
+
 @pytest.mark.parametrize(
     ("a", "b"),
     [
@@ -72,15 +79,9 @@ def test_a_typo_is_matched_as_written_not_only_by_its_stem(
         ToolInfo(name="list_deployments", description="List Kubernetes deployments."),
         ToolInfo(name="send_message", description="Send a chat message."),
     ]
-
-    def allowed() -> list[str]:
-        resolver = Resolver(ResolverConfig(coreTools=[], keywordCacheFile=""))
-        res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=tools)))
-        return list(res.tools_allow or [])
-
-    assert tool in allowed()
+    assert tool in allowed(prompt, tools)
     monkeypatch.setattr("resolver._offline.SPELLINGS", False)
-    assert tool not in allowed()
+    assert tool not in allowed(prompt, tools)
 
 
 @pytest.mark.parametrize(
@@ -105,16 +106,10 @@ def test_a_correctly_spelt_english_word_is_not_read_as_a_typo(
         ToolInfo(name="update_sheet", description="Update a sheet of a spreadsheet."),
         ToolInfo(name="recent_files", description="List recent files."),
     ]
-
-    def allowed(text: str) -> list[str]:
-        resolver = Resolver(ResolverConfig(coreTools=[], keywordCacheFile=""))
-        res = asyncio.run(resolver.resolve(TurnRequest(prompt=text, tools=tools)))
-        return list(res.tools_allow or [])
-
-    assert tool not in allowed(prompt)
-    assert tool in allowed(typo)
+    assert tool not in allowed(prompt, tools)
+    assert tool in allowed(typo, tools)
     monkeypatch.setattr("resolver._offline.REAL_WORDS", False)
-    assert tool in allowed(prompt)
+    assert tool in allowed(prompt, tools)
 
 
 def test_the_english_word_list_is_shipped_and_bounded() -> None:
