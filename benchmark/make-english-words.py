@@ -5,8 +5,9 @@
 
 The offline classifier reads a prompt word that no tool uses as a typo of a tool word one edit
 away ("remidn" -> "remind"). A correctly spelt English word is not a typo: "plant" is not
-"plan", "bored" is not "board", "decent" is not "recent". The list is SCOWL's American English
-list at size 50 (Debian's ``wamerican`` package, ``apt-get install wamerican``): its lower-case
+"plan", "bored" is not the "bord" of "tableau de bord", "decent" is not "recent". The list is
+SCOWL's American English list at size 50 (Debian's ``wamerican`` package, ``apt-get install
+wamerican``): its lower-case
 ASCII words of as many letters as typo matching reads (`MIN_QUERY_TYPO_LENGTH` to
 `MAX_TYPO_LENGTH`; capitalised proper names and possessives are left out). SCOWL's copyright
 notice travels with the list (``_meta.license``), as its licence asks. Built from a general

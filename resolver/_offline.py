@@ -108,7 +108,8 @@ HISTORY_DAMP = 0.3
 TYPO_WEIGHT = 0.7
 REAL_WORDS = True
 """A prompt word spelt as an English word (`english_words`: "plant", "bored", "decent") is
-that word, not a typo of a tool word one edit away ("plan", "board", "recent")."""
+that word, not a typo of an index word one edit away ("plan", "bord" of the dashboard's French
+keyword "tableau de bord", "recent")."""
 K1 = 1.2
 B = 0.75
 RELATIVE_CUTOFF = 0.5
