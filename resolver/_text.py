@@ -154,6 +154,13 @@ STOPWORDS = frozenset(
         "get",
         "got",
         "make",
+        # a light verb like "get" and "make": "how long would it take", "take a look" ask for
+        # nothing; "take a screenshot" says what it takes
+        "take",
+        "takes",
+        "taking",
+        "took",
+        "taken",
         "use",
         "using",
         "one",

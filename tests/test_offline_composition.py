@@ -455,3 +455,19 @@ def test_how_long_asks_for_a_duration(
     monkeypatch.setattr("resolver._offline.HOW_LONG", False)
     _, off = run(resolver_with(tmp_path, {}), prompt, tools)
     assert off.get("trigger_long_running_operation", 0.0) > off.get("distance_matrix", 0.0)
+
+
+def test_take_is_a_light_verb(tmp_path: Path) -> None:
+    """'take' asks for nothing by itself, like 'get' and 'make': "how long would it take to
+    bike there" and "take a look at the route" do not reach a screenshot tool named
+    take_screenshot, while "take a screenshot" still does (through 'screenshot')."""
+    tools = [
+        ToolInfo(name="take_screenshot", description="Take a screenshot of the current page."),
+        ToolInfo(name="maps_directions", description="Get directions between two places."),
+    ]
+    for prompt in ("how long would it take to bike there?", "take a look at the route for me"):
+        allowed, scores = run(resolver_with(tmp_path, {}), prompt, tools)
+        assert "take_screenshot" not in allowed
+        assert scores.get("take_screenshot", 0.0) == 0.0
+    allowed, _ = run(resolver_with(tmp_path, {}), "take a screenshot of the homepage", tools)
+    assert "take_screenshot" in allowed
