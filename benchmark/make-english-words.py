@@ -9,7 +9,9 @@ away ("remidn" -> "remind"). A correctly spelt English word is not a typo: "plan
 SCOWL's American English list at size 50 (Debian's ``wamerican`` package, ``apt-get install
 wamerican``): its lower-case
 ASCII words of as many letters as typo matching reads (`MIN_QUERY_TYPO_LENGTH` to
-`MAX_TYPO_LENGTH`; capitalised proper names and possessives are left out). SCOWL's copyright
+`MAX_TYPO_LENGTH`; possessives are left out). Its capitalised proper names ("Paris", "Denver")
+are a second list, ``names``: a name is no typo only where the prompt writes it capitalised
+("chanel" typed for "channel" is still read as "channel"). SCOWL's copyright
 notice travels with the list (``_meta.license``), as its licence asks. Built from a general
 dictionary, not from any case file.
 """
@@ -44,6 +46,18 @@ def main() -> int:
             and MIN_QUERY_TYPO_LENGTH <= len(w) <= MAX_TYPO_LENGTH
         }
     )
+    names = sorted(
+        {
+            w.lower()
+            for w in raw.decode("utf-8").split()
+            if w.isascii()
+            and w.isalpha()
+            and w[0].isupper()
+            and w[1:].islower()
+            and MIN_QUERY_TYPO_LENGTH <= len(w) <= MAX_TYPO_LENGTH
+        }
+        - set(words)
+    )
     notice = Path(args.copyright).read_text(encoding="utf-8")
     start = notice.find("SCOWL (Spell Checker Oriented Word Lists)")
     if start < 0:
@@ -56,14 +70,16 @@ def main() -> int:
             "source": f"SCOWL American English, size 50 (Debian package wamerican, "
             f"{args.words}, sha256 {hashlib.sha256(raw).hexdigest()})",
             "method": f"python benchmark/make-english-words.py: the lower-case ASCII words of "
-            f"{MIN_QUERY_TYPO_LENGTH}-{MAX_TYPO_LENGTH} letters, sorted",
+            f"{MIN_QUERY_TYPO_LENGTH}-{MAX_TYPO_LENGTH} letters, sorted (words); the capitalised "
+            "ones, lower-cased, that are not also in words (names)",
             "license": notice[start:].strip(),
         },
         "words": words,
+        "names": names,
     }
     out = Path(args.out)
     out.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
-    print(f"{out}: {len(words)} words, {out.stat().st_size:,} bytes")
+    print(f"{out}: {len(words)} words, {len(names)} names, {out.stat().st_size:,} bytes")
     return 0
 
 

@@ -53,16 +53,36 @@ def stopwords() -> dict[str, frozenset[str]]:
 
 
 @lru_cache(maxsize=1)
+def _word_lists() -> tuple[frozenset[str], frozenset[str]]:
+    """``catalogs/english-words.json``'s two lists (empty when it is missing or unreadable)."""
+    raw = shipped_table("english-words.json") or {}
+
+    def listed(key: str) -> frozenset[str]:
+        words = raw.get(key)
+        return (
+            frozenset(w for w in words if isinstance(w, str))
+            if isinstance(words, list)
+            else frozenset()
+        )
+
+    return listed("words"), listed("names")
+
+
 def english_words() -> frozenset[str]:
     """Correctly spelt English words (``catalogs/english-words.json``: SCOWL's American list,
     lower-case words of 5-24 letters), which typo matching leaves alone ("plant" is not a
     mistyped "plan"); empty when the file is missing or unreadable (every unknown word may then
     be a typo, as before)."""
-    raw = shipped_table("english-words.json")
-    words = raw.get("words") if raw is not None else None
-    if not isinstance(words, list):
-        return frozenset()
-    return frozenset(w for w in words if isinstance(w, str))
+    return _word_lists()[0]
+
+
+def proper_names() -> frozenset[str]:
+    """English proper names, lower-cased (the same file's ``names``: SCOWL's capitalised words
+    that are not also lower-case words, "paris", "denver"). Typo matching leaves such a word
+    alone where the prompt writes it capitalised ("Paris" is not a mistyped "pair"); written
+    lower-case it may still be a typo ("chanel" for "channel"). Empty when the file is missing
+    or unreadable."""
+    return _word_lists()[1]
 
 
 def latin_language(

@@ -58,7 +58,7 @@ from ._catalog import EffectiveCatalog
 from ._classify import Classification, ClassifyInput
 from ._conversation import Markers, has_marker, task_text, without_markers
 from ._glossary import gloss
-from ._lang import english_words, latin_language, letter_hits, stopwords
+from ._lang import english_words, latin_language, letter_hits, proper_names, stopwords
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, fuse, passage_text
 from ._synonyms import products, products_in, related, synonyms
@@ -109,7 +109,8 @@ TYPO_WEIGHT = 0.7
 REAL_WORDS = True
 """A prompt word spelt as an English word (`english_words`: "plant", "bored", "decent") is
 that word, not a typo of an index word one edit away ("plan", "bord" of the dashboard's French
-keyword "tableau de bord", "recent")."""
+keyword "tableau de bord", "recent"); so is a proper name the prompt writes capitalised
+(`proper_names`: "Paris" is not "pair"), while a lower-case "chanel" is still "channel"."""
 K1 = 1.2
 B = 0.75
 RELATIVE_CUTOFF = 0.5
@@ -392,6 +393,7 @@ HOW_LONG = True
 boil an egg"): it is read as "duration", as the glossary reads the Dutch "hoe lang", not as the
 word "long" ("trigger a long-running operation", "long-term goals"). (Other degree questions
 keep their word: "how far" is about a distance.)"""
+_CAPITALISED = re.compile(r"\b[A-Z][A-Za-z]*+")
 _HOW_LONG = re.compile(r"\bhow\s++long\b", re.IGNORECASE)
 _LINK = re.compile(r"\b(?:https?://|www\.)[^\s\"'<>()\[\]{}\\]+", re.IGNORECASE)
 _VALUE = re.compile(
@@ -675,7 +677,7 @@ def _build_index(
     )
     tables = (synonyms() if SYNONYMS else None, related() if RELATED else None)
     if REAL_WORDS:
-        english_words()  # read once here, off the turn's path
+        english_words()  # read once here (with `proper_names`), off the turn's path
     # a synonym, a related word (or a bare entity's term) stands in for a lexicon: it scores
     # only the tools without catalog keywords
     stand_ins = frozenset().union(_BARE_ENTITY_TERMS, *(t.targets for t in tables if t))
@@ -1122,7 +1124,7 @@ class OfflineClassifier:
             if SPELLINGS:
                 typed = typed or {t: w for w, t in reversed(written.items())}
             key = (term, typed.get(term, ""))
-            if REAL_WORDS and (key[1] or term) in english_words():
+            if REAL_WORDS and _real_word(key[1] or term, text):
                 continue
             found = typos.get(key) if typos is not None else None
             if found is None:
@@ -1546,6 +1548,16 @@ def clauses_of(prompt: str) -> list[str]:
     pieces.append("".join((*lead, prompt[start:])))
     parts = [p for piece in pieces if piece for p in _BARE_AND.split(piece)]
     return [s for s in parts if s and len(s.strip()) > 2]
+
+
+def _real_word(word: str, text: str) -> bool:
+    """`word` (as typed, lower-cased) is a correctly spelt English word (`english_words`), or a
+    proper name (`proper_names`: "Paris", "Denver") that `text` writes capitalised: no typo."""
+    if word in english_words():
+        return True
+    if word not in proper_names():
+        return False
+    return any(m.group().lower() == word for m in _CAPITALISED.finditer(text))
 
 
 def _named_families(index: _Index, text: str) -> list[tuple[int, ...]]:

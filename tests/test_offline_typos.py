@@ -127,3 +127,40 @@ def test_the_english_word_list_is_shipped_and_bounded() -> None:
     # SCOWL's licence asks for its copyright notice in every copy
     meta = (shipped_table("english-words.json") or {}).get("_meta", {})
     assert "Copyright 2000-2011 by Kevin Atkinson" in meta.get("license", "")
+
+
+def test_a_capitalised_proper_name_is_not_read_as_a_typo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """'Paris' written capitalised is a name (`proper_names`), not a mistyped 'pairs': the
+    pairing tool scores on 'devices' alone, and more with the names list empty. Written
+    lower-case, a name may still be a hasty typo: 'chanel' reaches a channel tool."""
+    monkeypatch.setattr("resolver._offline.RELATED", False)
+    monkeypatch.setattr("resolver._offline.SYNONYMS", False)
+    tools = [
+        ToolInfo(name="pair_device", description="Pair devices: exchange their key pairs."),
+        ToolInfo(name="list_devices", description="List the devices of a site."),
+        ToolInfo(name="channel_post", description="Post a message to a channel."),
+    ]
+
+    def pairing(prompt: str) -> float:
+        resolver = Resolver(ResolverConfig(coreTools=[], keywordCacheFile=""))
+        res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=tools)))
+        return next(c.score for c in res.candidates if c.name == "pair_device")
+
+    prompt = "list the devices in the Paris office"
+    named = pairing(prompt)
+    assert "channel_post" in allowed("drop it in the general chanel", tools)
+    monkeypatch.setattr("resolver._offline.proper_names", frozenset)
+    assert pairing(prompt) > named > 0.0
+
+
+def test_the_proper_names_are_shipped_apart_from_the_words() -> None:
+    """The names list holds capitalised SCOWL words, lower-cased, none of them also an ordinary
+    word, each as long as typo matching reads."""
+    from resolver._lang import english_words, proper_names
+    from resolver._offline import MAX_TYPO_LENGTH, MIN_QUERY_TYPO_LENGTH
+
+    names = proper_names()
+    assert len(names) > 5_000
+    assert {"paris", "denver", "chanel"} <= names
+    assert not names & english_words()
+    assert all(MIN_QUERY_TYPO_LENGTH <= len(w) <= MAX_TYPO_LENGTH and w.islower() for w in names)
