@@ -1115,6 +1115,10 @@ class OfflineClassifier:
         if stops:
             words = [w for w in words if w not in stops and not _KANA_PAIR.fullmatch(w)]
         typed: dict[str, str] = {}
+        # the text's capitalised words, lower-cased: read once, when a name first asks
+        capitalised = functools.cache(
+            lambda: frozenset(m.group().lower() for m in _CAPITALISED.finditer(text))
+        )
         for term in words:
             if term in index.weights:
                 query[term] = query.get(term, 0.0) + weight
@@ -1124,7 +1128,7 @@ class OfflineClassifier:
             if SPELLINGS:
                 typed = typed or {t: w for w, t in reversed(written.items())}
             key = (term, typed.get(term, ""))
-            if REAL_WORDS and _real_word(key[1] or term, text):
+            if REAL_WORDS and _real_word(key[1] or term, capitalised):
                 continue
             found = typos.get(key) if typos is not None else None
             if found is None:
@@ -1550,14 +1554,13 @@ def clauses_of(prompt: str) -> list[str]:
     return [s for s in parts if s and len(s.strip()) > 2]
 
 
-def _real_word(word: str, text: str) -> bool:
+def _real_word(word: str, capitalised: Callable[[], frozenset[str]]) -> bool:
     """`word` (as typed, lower-cased) is a correctly spelt English word (`english_words`), or a
-    proper name (`proper_names`: "Paris", "Denver") that `text` writes capitalised: no typo."""
+    proper name (`proper_names`: "Paris", "Denver") that the text writes capitalised
+    (`capitalised`: its capitalised words, lower-cased): no typo."""
     if word in english_words():
         return True
-    if word not in proper_names():
-        return False
-    return any(m.group().lower() == word for m in _CAPITALISED.finditer(text))
+    return word in proper_names() and word in capitalised()
 
 
 def _named_families(index: _Index, text: str) -> list[tuple[int, ...]]:
