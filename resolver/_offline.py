@@ -62,7 +62,7 @@ from ._lang import english_words, latin_language, letter_hits, proper_names, sto
 from ._limits import MAX_ID_CHARS
 from ._semantic import SemanticScorer, fuse, passage_text
 from ._synonyms import products, products_in, related, synonyms
-from ._text import FirstChars, cjk_words, find_word, fold, has_cjk, tokens
+from ._text import FirstChars, cjk_words, find_word, fold, has_cjk, stem, tokens
 
 GLOSSARY = True
 """Gloss other-language words with their English (`_glossary`) before matching."""
@@ -136,6 +136,12 @@ FORM_SUBMIT = True
 (`_entry_picks`): a filled form is submitted with a click ("fill in the signup form with ..."
 needs ``browser_fill_form`` and ``browser_click``). From the tools' names only: a server with a
 tool named "click" and tools named "fill" or "type"."""
+LISTERS = True
+"""A server's tool that lists a kind of thing joins its picked tool that acts on one such
+thing (`_listers`): ``get_network_request`` takes a request id that ``list_network_requests``
+finds, ``get_issue`` an issue number that ``list_issues`` finds ("which cookies does the login
+page set" reads one request, found in the list). From the tools' names only: the same words
+after the verb, ``list`` before them."""
 SERVER_READER = True
 """A server's general reader joins whenever one of its tools is picked (`_reader`): the tool
 named by a read verb alone (``get``, ``list``; after the word its tools' names start with, as
@@ -456,6 +462,9 @@ class _Entry:
     """Its click tool (a name word "click", the shortest such name): what submits a form."""
     reader: tuple[int, ...] = ()
     """Its general reader (`_reader`)."""
+    listers: Mapping[int, int] = field(default_factory=dict)
+    """Its tools that act on one existing thing -> the tool that lists such things
+    (`_listers`)."""
 
 
 @dataclass(frozen=True)
@@ -839,7 +848,8 @@ def _entries(tools: Sequence[tuple[str, str]], params: Sequence[str]) -> tuple[_
             () if click is None else (i for i in members if not _FILL_WORDS.isdisjoint(local[i]))
         )
         reader = _reader(names, members) if SERVER_READER else ()
-        if (search and takes_id) or takes_url or fills or reader:
+        listers = _listers(names, members) if LISTERS else {}
+        if (search and takes_id) or takes_url or fills or reader or listers:
             out.append(
                 _Entry(
                     frozenset(members),
@@ -849,6 +859,7 @@ def _entries(tools: Sequence[tuple[str, str]], params: Sequence[str]) -> tuple[_
                     fills,
                     (click,) if fills and click is not None else (),
                     reader,
+                    listers,
                 )
             )
     return tuple(out)
@@ -859,6 +870,29 @@ _NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _READ_VERBS = frozenset({"get", "list"})
 READER_PREFIX_TOOLS = 3
 """A name's first word is the server's naming prefix when this many of its tools start with it."""
+
+
+_ACTS_ON_ONE = frozenset(
+    {"get", "read", "retrieve", "fetch", "describe", "update", "edit", "patch", "delete", "remove"}
+)
+"""A tool name's first word that acts on one existing thing, found first (`_listers`)."""
+
+
+def _listers(names: Sequence[str], members: Sequence[int]) -> dict[int, int]:
+    """A family's tools named ``<verb>_<thing>`` with a verb of `_ACTS_ON_ONE` -> its tool
+    named ``list_<things>`` (the same words after the verb, compared as stems:
+    ``get_console_message`` -> ``list_console_messages``)."""
+    things: dict[int, tuple[str, ...]] = {}
+    verbs: dict[int, str] = {}
+    for i in members:
+        words = [
+            w.lower() for w in _NAME_WORD.findall(names[i].partition(FAMILY_SEPARATOR)[2][:64])
+        ]
+        if len(words) >= 2:
+            verbs[i] = words[0]
+            things[i] = tuple(map(stem, words[1:]))
+    lists = {things[i]: i for i in things if verbs[i] == "list"}
+    return {i: lists[things[i]] for i in things if verbs[i] in _ACTS_ON_ONE and things[i] in lists}
 
 
 def _reader(names: Sequence[str], members: Sequence[int]) -> tuple[int, ...]:
@@ -887,8 +921,9 @@ def _entry_picks(
     """The entry tools a turn's picks need (`ENTRY_TOOLS`): for each family with a picked
     tool, its best-scored search tool when a picked tool of it takes an identifier (unless a
     search tool is picked), its general reader (`SERVER_READER`), its click tool when a picked
-    tool of it fills in a form (`FORM_SUBMIT`), and its tools that take a URL when the prompt
-    holds a link."""
+    tool of it fills in a form (`FORM_SUBMIT`), the lister of the things a picked tool of it
+    acts on one at a time (`LISTERS`), and its tools that take a URL when the prompt holds a
+    link."""
     if not index.entries:
         return []
     positions = index.positions
@@ -906,11 +941,16 @@ def _entry_picks(
             out.append(index.names[entry.reader[0]])
         if FORM_SUBMIT and entry.click and mine & entry.fills and mine.isdisjoint(entry.click):
             out.append(index.names[entry.click[0]])
+        out.extend(
+            index.names[entry.listers[i]]
+            for i in sorted(mine & entry.listers.keys())
+            if entry.listers[i] not in picked
+        )
         if link:
             # every way the server opens a link ("navigate_page" and "new_page"): which one
             # the task wants is the model's choice
             out.extend(index.names[i] for i in entry.takes_url[:ENTRY_URL_TOOLS] if i not in mine)
-    return out
+    return list(dict.fromkeys(out))
 
 
 def one_edit(a: str, b: str) -> bool:

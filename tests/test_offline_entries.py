@@ -210,3 +210,42 @@ def test_the_reasoning_names_the_tools_that_joined_as_entry_tools() -> None:
     assert "entry tools of the picked servers: kube__kubectl_get" in res.reasoning
     res = asyncio.run(resolver.resolve(TurnRequest(prompt="what's the weather", tools=TOOLS)))
     assert "entry tools" not in res.reasoning
+
+
+NETWORK = [
+    tool("net__get_network_request", "Get a network request by its reqid", "reqid"),
+    tool("net__list_network_requests", "List the network requests of the page", "pageSize"),
+    tool("net__get_console_message", "Get a console message by its msgid", "msgid"),
+    tool("net__list_console_messages", "List the console messages of the page", "pageSize"),
+    *(tool(f"net__{job}_page", f"{job.capitalize()} the page") for job in FILLER),
+]
+
+
+def test_a_tool_acting_on_one_thing_brings_the_lister_of_such_things(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A request's id comes from the server's list of requests: picking the tool that gets
+    one request brings the tool that lists them; switched off, it does not."""
+    prompt = "which cookies does reqid 42 set?"
+    allowed = picks(prompt, [*TOOLS, *NETWORK])
+    assert "net__get_network_request" in allowed
+    assert "net__list_network_requests" in allowed
+    # only the lister of the thing picked
+    assert "net__list_console_messages" not in allowed
+    monkeypatch.setattr(offline, "LISTERS", False)
+    assert "net__list_network_requests" not in picks(prompt, [*TOOLS, *NETWORK])
+
+
+def test_a_lister_is_list_before_the_same_words() -> None:
+    """From the names alone: a verb that acts on one existing thing, the same words after
+    it (as stems: "messages" is "message"), ``list`` before them; not a tool that makes one."""
+    names = [
+        "s__get_console_message",
+        "s__list_console_messages",
+        "s__update_issue",
+        "s__create_issue",
+        "s__list_issues",
+        "s__get_pull_request",
+        "s__list_pull_request_files",
+    ]
+    assert offline._listers(names, range(len(names))) == {0: 1, 2: 4}
