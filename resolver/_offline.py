@@ -875,7 +875,8 @@ READER_PREFIX_TOOLS = 3
 _ACTS_ON_ONE = frozenset(
     {"get", "read", "retrieve", "fetch", "describe", "update", "edit", "patch", "delete", "remove"}
 )
-"""A tool name's first word that acts on one existing thing, found first (`_listers`)."""
+"""A tool name's first word for an action on one existing thing, which has to be found
+first (`_listers`)."""
 
 
 def _listers(names: Sequence[str], members: Sequence[int]) -> dict[int, int]:
