@@ -1156,10 +1156,10 @@ class OfflineClassifier:
         if stops:
             words = [w for w in words if w not in stops and not _KANA_PAIR.fullmatch(w)]
         typed: dict[str, str] = {}
-        # the text's capitalised words, lower-cased: read once, when a name first asks
-        capitalised = functools.cache(
-            lambda: frozenset(m.group().lower() for m in _CAPITALISED.finditer(text))
-        )
+        # a correctly spelt English word or a proper name written capitalised is no typo
+        # (`REAL_WORDS`); the text's capitalised words are read once, when a name first asks
+        real, names = (english_words(), proper_names()) if REAL_WORDS else ((), ())
+        capitalised: frozenset[str] | None = None
         for term in words:
             if term in index.weights:
                 query[term] = query.get(term, 0.0) + weight
@@ -1169,8 +1169,14 @@ class OfflineClassifier:
             if SPELLINGS:
                 typed = typed or {t: w for w, t in reversed(written.items())}
             key = (term, typed.get(term, ""))
-            if REAL_WORDS and _real_word(key[1] or term, capitalised):
+            word = key[1] or term
+            if word in real:
                 continue
+            if word in names:
+                if capitalised is None:
+                    capitalised = frozenset(m.group().lower() for m in _CAPITALISED.finditer(text))
+                if word in capitalised:
+                    continue
             found = typos.get(key) if typos is not None else None
             if found is None:
                 if SPELLINGS and key[1] == term:
@@ -1593,15 +1599,6 @@ def clauses_of(prompt: str) -> list[str]:
     pieces.append("".join((*lead, prompt[start:])))
     parts = [p for piece in pieces if piece for p in _BARE_AND.split(piece)]
     return [s for s in parts if s and len(s.strip()) > 2]
-
-
-def _real_word(word: str, capitalised: Callable[[], frozenset[str]]) -> bool:
-    """`word` (as typed, lower-cased) is a correctly spelt English word (`english_words`), or a
-    proper name (`proper_names`: "Paris", "Denver") that the text writes capitalised
-    (`capitalised`: its capitalised words, lower-cased): no typo."""
-    if word in english_words():
-        return True
-    return word in proper_names() and word in capitalised()
 
 
 def _named_families(index: _Index, text: str) -> list[tuple[int, ...]]:
