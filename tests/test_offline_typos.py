@@ -8,15 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
+from resolver import Resolution, Resolver, ResolverConfig, ToolInfo, TurnRequest
 from resolver._offline import one_edit
 
 
-def allowed(prompt: str, tools: list[ToolInfo]) -> list[str]:
-    """The tools a fresh resolver (no core tools, no keyword cache) allows for `prompt`."""
+def resolution(prompt: str, tools: list[ToolInfo]) -> Resolution:
+    """A fresh resolver's (no core tools, no keyword cache) answer for `prompt`."""
     resolver = Resolver(ResolverConfig(coreTools=[], keywordCacheFile=""))
-    res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=tools)))
-    return list(res.tools_allow or [])
+    return asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=tools)))
+
+
+def allowed(prompt: str, tools: list[ToolInfo]) -> list[str]:
+    """The tools a fresh resolver allows for `prompt`."""
+    return list(resolution(prompt, tools).tools_allow or [])
 
 
 @pytest.mark.parametrize(
@@ -142,9 +146,8 @@ def test_a_capitalised_proper_name_is_not_read_as_a_typo(monkeypatch: pytest.Mon
     ]
 
     def pairing(prompt: str) -> float:
-        resolver = Resolver(ResolverConfig(coreTools=[], keywordCacheFile=""))
-        res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=tools)))
-        return next(c.score for c in res.candidates if c.name == "pair_device")
+        scores = {c.name: c.score for c in resolution(prompt, tools).candidates}
+        return scores["pair_device"]
 
     prompt = "list the devices in the Paris office"
     named = pairing(prompt)
