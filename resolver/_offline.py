@@ -867,6 +867,14 @@ def _entries(tools: Sequence[tuple[str, str]], params: Sequence[str]) -> tuple[_
 
 _NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 """A word of a tool's name as written (``kubectl_get``, ``getItems``, ``API-get-self``)."""
+
+
+def _name_words(name: str) -> list[str]:
+    """The lower-cased words (`_NAME_WORD`) of a family member's own name, after
+    ``<server>__`` (its first 64 characters)."""
+    return [w.lower() for w in _NAME_WORD.findall(name.partition(FAMILY_SEPARATOR)[2][:64])]
+
+
 _READ_VERBS = frozenset({"get", "list"})
 READER_PREFIX_TOOLS = 3
 """A name's first word is the server's naming prefix when this many of its tools start with it."""
@@ -886,9 +894,7 @@ def _listers(names: Sequence[str], members: Sequence[int]) -> dict[int, int]:
     things: dict[int, tuple[str, ...]] = {}
     verbs: dict[int, str] = {}
     for i in members:
-        words = [
-            w.lower() for w in _NAME_WORD.findall(names[i].partition(FAMILY_SEPARATOR)[2][:64])
-        ]
+        words = _name_words(names[i])
         if len(words) >= 2:
             verbs[i] = words[0]
             things[i] = tuple(map(stem, words[1:]))
@@ -901,10 +907,7 @@ def _reader(names: Sequence[str], members: Sequence[int]) -> tuple[int, ...]:
     ``<prefix>_get``/``<prefix>_list`` where the prefix starts the names of at least
     `READER_PREFIX_TOOLS` of its tools (``kubectl_get``; not ``issue_list``, whose first word
     names a thing). The first such tool in the host's order; none when there is none."""
-    words = {
-        i: [w.lower() for w in _NAME_WORD.findall(names[i].partition(FAMILY_SEPARATOR)[2][:64])]
-        for i in members
-    }
+    words = {i: _name_words(names[i]) for i in members}
     firsts = collections.Counter(ws[0] for ws in words.values() if ws)
     for i in members:
         ws = words[i]
