@@ -142,6 +142,12 @@ thing (`_listers`): ``get_network_request`` takes a request id that ``list_netwo
 finds, ``get_issue`` an issue number that ``list_issues`` finds ("which cookies does the login
 page set" reads one request, found in the list). From the tools' names only: the same words
 after the verb, ``list`` before them."""
+KIND_PICKS = 1
+"""An MCP server named after a product (``postgres__query``) keeps this many of its best tools
+when the prompt says a word for what that product holds that the server's own tools never say
+("what was our average basket? it's in the store's database": "database" names a wiki
+server's database tools, which outscore the SQL tool, and is only a product word of Postgres;
+`products`). The word names the server's kind, so the server stays on the surface. 0 = off."""
 SERVER_READER = True
 """A server's general reader joins whenever one of its tools is picked (`_reader`): the tool
 named by a read verb alone (``get``, ``list``; after the word its tools' names start with, as
@@ -519,6 +525,9 @@ class _Index:
     may need first"""
     topical: Markers | None = None
     """The catalog's conversation markers that take a topic (`TOPICAL`)"""
+    kinds: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    """term -> the MCP server tools whose server is named after a product the term names the
+    kind of, a word none of that server's tools says (`KIND_PICKS`, `_add_product_words`)"""
 
     @functools.cached_property
     def cjk_set(self) -> frozenset[str]:
@@ -632,9 +641,12 @@ def _build_index(
         tf_per_tool.append(tf)
         desc_per_tool.append(desc)
         if product_words and not catalog.keywords.get(name):
-            implied.append((position, products_in(product_words, name_terms)))
-    if implied:
-        _add_product_words(names, tf_per_tool, desc_per_tool, implied)
+            # an MCP server is named after its product, its tools after what they do
+            # ("maps_distance_matrix" is not the Matrix chat network)
+            server = name.split(FAMILY_SEPARATOR, 1)[0] if FAMILY_SEPARATOR in name else None
+            product_terms = name_terms if server is None else tokens(server[:MAX_ID_CHARS])
+            implied.append((position, products_in(product_words, product_terms)))
+    kinds = _add_product_words(names, tf_per_tool, desc_per_tool, implied) if implied else {}
     # Length normalisation per script: a tool's Chinese/Japanese/Korean keywords do not make it
     # "longer" for an English query, nor its English text for a CJK one (adding words in one
     # language leaves every other language's ranking as it was).
@@ -717,6 +729,7 @@ def _build_index(
         bare_vocab,
         _entries(tools, params) if ENTRY_TOOLS else (),
         Markers.of(catalog.topical) if TOPICAL else None,
+        kinds if KIND_PICKS else {},
     )
 
 
@@ -725,21 +738,26 @@ def _add_product_words(
     tf_per_tool: list[dict[str, float]],
     desc_per_tool: list[dict[str, float]],
     implied: Sequence[tuple[int, Sequence[str]]],
-) -> None:
+) -> dict[str, tuple[int, ...]]:
     """Give each tool the words of the product its name holds that its server lacks: a word
     already in the text of any tool of the same server (the name before `FAMILY_SEPARATOR`;
     a tool without one is its own server) adds nothing, so a product's words fill a server's
     missing vocabulary ("table" for ``postgres__query``) instead of spreading a word one
-    sibling has over all of them."""
+    sibling has over all of them. Returns the words added to an MCP server's tools -> those
+    tools (`_Index.kinds`)."""
     family = [name.split(FAMILY_SEPARATOR, 1)[0] for name in names]  # no separator: the name
     said: dict[str, set[str]] = {}
     for i, server in enumerate(family):
         said.setdefault(server, set()).update(tf_per_tool[i])
+    added: dict[str, list[int]] = {}
     for i, words in implied:
         for term in words:
             if term not in said[family[i]]:
                 desc_per_tool[i][term] = DESCRIPTION_WEIGHT * PRODUCT_WEIGHT
                 tf_per_tool[i][term] = DESCRIPTION_WEIGHT * PRODUCT_WEIGHT
+                if FAMILY_SEPARATOR in names[i]:
+                    added.setdefault(term, []).append(i)
+    return {term: tuple(members) for term, members in added.items()}
 
 
 def _links_as_url(text: str) -> str:
@@ -1406,8 +1424,10 @@ class OfflineClassifier:
         named = _named_families(index, task) if index.families else []
         if FAMILY_PICKS and named:
             lists.extend(_family_lists(index, named, scores))
+        kind_lists = _kind_lists(index, own, scores) if KIND_PICKS and index.kinds else []
+        lists.extend(kind_lists)
         lists.extend(self._segment_lists(index, task, typos, named, core, stop=stop))
-        clauses = len(lists) - 2 - (len(named) if FAMILY_PICKS else 0)
+        clauses = len(lists) - 2 - (len(named) if FAMILY_PICKS else 0) - len(kind_lists)
         cap = min(MAX_SELECTED_MULTI, max(MAX_SELECTED, PER_CLAUSE * clauses))
         if LOOKUP:
             lists.extend(_lookup_list(index, plain))
@@ -1677,6 +1697,23 @@ def _family_lists(
         best = sorted((i for i in members if scores[i] > 0), key=lambda i: -scores[i])
         if best:
             lists.append([index.names[i] for i in best[:FAMILY_PICKS]])
+    return lists
+
+
+def _kind_lists(
+    index: _Index, own: Mapping[str, float], scores: Sequence[float]
+) -> list[list[str]]:
+    """For each server whose product a prompt term names the kind of (`_Index.kinds`): its
+    best `KIND_PICKS` tools, one list per server."""
+    found: dict[str, list[int]] = {}
+    for term in own:
+        for i in index.kinds.get(term, ()):
+            if scores[i] > 0:
+                found.setdefault(index.names[i].split(FAMILY_SEPARATOR, 1)[0], []).append(i)
+    lists = []
+    for members in found.values():
+        best = sorted(dict.fromkeys(members), key=lambda i: -scores[i])
+        lists.append([index.names[i] for i in best[:KIND_PICKS]])
     return lists
 
 

@@ -186,10 +186,18 @@ def products() -> Mapping[tuple[str, ...], tuple[str, ...]]:
 def products_in(
     table: Mapping[tuple[str, ...], tuple[str, ...]], terms: Sequence[str]
 ) -> list[str]:
-    """The concept terms of every product whose name is a run of `terms` (a tool name's
-    terms), in first-seen order."""
+    """The concept terms of every product whose name is a run of `terms` (a server's name's
+    terms), in first-seen order. The longest name wins: a run inside a longer product's name
+    is not a product of its own ("google maps" is not Google's search)."""
     found: dict[str, None] = {}
-    for size in range(1, MAX_PRODUCT_NAME_TERMS + 1):
-        for i in range(len(terms) - size + 1):
-            found.update(dict.fromkeys(table.get(tuple(terms[i : i + size]), ())))
+    i = 0
+    while i < len(terms):
+        for size in range(min(MAX_PRODUCT_NAME_TERMS, len(terms) - i), 0, -1):
+            words = table.get(tuple(terms[i : i + size]))
+            if words is not None:
+                found.update(dict.fromkeys(words))
+                i += size
+                break
+        else:
+            i += 1
     return [t for t in found if t not in terms]

@@ -126,3 +126,72 @@ def test_no_table_no_product_words(monkeypatch: pytest.MonkeyPatch) -> None:
         assert scores("check this table").get("postgres__query", 0.0) == 0.0
     finally:
         products.cache_clear()
+
+
+def test_the_longest_product_name_wins() -> None:
+    """ "google maps" is a product of its own: the run "google" inside it does not bring the
+    words of Google's search."""
+    table = {("googl",): ("web",), ("googl", "map"): ("rout",), ("slack",): ("channel",)}
+    assert products_in(table, tokens("google-maps")) == ["rout"]
+    assert products_in(table, tokens("google")) == ["web"]
+    assert products_in(table, tokens("google-maps-slack")) == ["rout", "channel"]
+
+
+def test_a_tools_own_name_names_no_product() -> None:
+    """An MCP server is named after its product; its tools are named after what they do:
+    ``maps__distance_matrix`` is not the Matrix chat network."""
+    matrix = ToolInfo(name="maps__distance_matrix", description="Travel time between places")
+    tools = [*TOOLS, matrix]
+    assert stem("room") in products()[tuple(tokens("matrix"))]
+    found = scores("post an encrypted message to the room", tools)
+    assert found.get("maps__distance_matrix", 0.0) == 0.0
+
+
+DATABASES = [
+    ToolInfo(name="postgres__query", description="Run a read-only SQL query"),
+    ToolInfo(name="wiki__query_database", description="Query a database of pages with filters"),
+    ToolInfo(name="wiki__retrieve_database", description="Retrieve a database's properties"),
+    ToolInfo(name="wiki__create_database", description="Create a database under a page"),
+    ToolInfo(name="wiki__search", description="Search pages and databases by title"),
+    ToolInfo(name="wiki__append_blocks", description="Append blocks to a page"),
+    ToolInfo(name="shop__track_parcel", description="Track a parcel by its tracking number"),
+    ToolInfo(name="maps__directions", description="Directions between two places"),
+    ToolInfo(name="chat__post_message", description="Post a message to a channel"),
+]
+
+
+def picks(prompt: str, tools: list[ToolInfo]) -> tuple[str, ...]:
+    config = ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None, coreTools=[])
+    res = asyncio.run(Resolver(config).resolve(TurnRequest(prompt=prompt, tools=tools)))
+    return tuple(res.tools_allow or ())
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "what was our average basket last month? the numbers are in the store's database",
+        "which customers signed up twice? check the accounts DB",
+    ],
+)
+def test_a_word_for_what_a_product_holds_brings_its_server(
+    prompt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "database" is a name word of the wiki's database tools and only a product word of
+    ``postgres__query``: the wiki's tools outscore it, yet the prompt may mean either, so the
+    server whose product the word names (and whose own text lacks it) keeps its best tool."""
+    assert "postgres__query" in picks(prompt, DATABASES)
+    monkeypatch.setattr(offline, "KIND_PICKS", 0)
+    assert "postgres__query" not in picks(prompt, DATABASES)
+
+
+def test_only_the_words_a_server_lacks_name_its_kind() -> None:
+    """A product word one of the server's tools already says is scored as it is; the words
+    that fill its missing vocabulary are the ones that can bring its best tool, and only for
+    an MCP server's tools (a tool without a server is named after what it does)."""
+    names = ["pg__query", "pg__list_schemas", "sqlite_query"]
+    tf = [{"sql": 1.0, "queri": 3.0}, {"list": 3.0, "schema": 3.0}, {"sqlite": 3.0}]
+    desc: list[dict[str, float]] = [{}, {}, {}]
+    implied = [(0, ["sql", "tabl", "schema"]), (1, ["sql", "tabl", "schema"]), (2, ["tabl"])]
+    kinds = offline._add_product_words(names, tf, desc, implied)
+    assert kinds == {"tabl": (0, 1)}
+    assert "tabl" in tf[2]  # still indexed with the word, just not a kind pick
