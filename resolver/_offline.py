@@ -283,8 +283,30 @@ _ADDRESS = re.compile(
     r"|[\u4e00-\u9fff]\d{1,4}(?:[-－‐]\d{1,4}){2}(?![\d-])|\d{1,4}丁目"
     r"|[\u4e00-\u9fff](?:路|街|大道)\d{1,5}号"
 )
+_WEB_TLD = (
+    r"(?:com|org|net|io|dev|app|ai|gov|edu|local|example|test|internal|site|shop|store|xyz|tv"
+    r"|info|biz|cloud|page|uk|de|fr|es|it|pl|nl|jp|cn|kr|br|pt|ca|au|ch|se|no|eu|us|at|be|dk"
+    r"|fi|ie|nz|tw)"
+)
+"""Top-level domains a host name written without a scheme ends in (`_HOST`): the common
+generic ones, the test and local ones, and country codes; not the ones that are also file
+extensions ("notes.md", "run.sh", "main.py", "lib.rs")."""
+_HOST = (
+    r"(?<![\w@./:-])(?:localhost(?::\d{2,5})?"
+    rf"|(?:[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?\.)+{_WEB_TLD}(?::\d{{2,5}})?)"
+    r"(?![\w-]|\.[A-Za-z0-9])"
+)
+"""A link as people type it, without "https://" ("stripe.com/pricing", "staging.acme.io",
+"localhost:5173/login", "intranet.corp.local"): a host name whose last label is a lower-case
+web domain (`_WEB_TLD`; "ASP.NET" and "Node.js" are no links), or localhost."""
+_SCHEME_LINK = re.compile(r"\b(?:https?://|www\.)[^\s\"'<>()\[\]{}\\]+", re.IGNORECASE)
+"""A link with a scheme or "www.": how a tool's text gives one (`TOOL_LINKS_AS_URL`; a host
+name a description mentions, "api.github.com", says where the tool goes, not that it takes a
+link)."""
+_LINK = re.compile(rf"(?i:{_SCHEME_LINK.pattern})|{_HOST}")
+"""A link in a prompt: with a scheme or "www.", or a bare host (`_HOST`)."""
 _ENTITIES = (
-    (re.compile(r"\bhttps?://|\bwww\.", re.IGNORECASE), ("url",), False, ("://", "www.")),
+    (_LINK, ("url",), False, ("://", "www.", ".", "localhost")),
     (
         re.compile(
             # SQL, not prose that uses its words ("select the photos from yesterday"): upper-
@@ -364,7 +386,8 @@ _ENTITIES = (
             r"(?<![\w./@:-])(?:in|on|to|from|into|for|at|of|repo|repository)\s++[`\"']?"
             r"(?!(?:and/or|read/write|on/off|yes/no|true/false|input/output|client/server|km/h"
             r"|m/s|w/o|n/a|i/o|either/or|pros/cons|before/after|min/max|am/pm)\b"
-            r"|(?-i:[A-Z0-9]{1,6}/[A-Z0-9]{1,6})\b)"  # "HTML/CSS", "Q3/Q4"
+            r"|(?-i:[A-Z0-9]{1,6}/[A-Z0-9]{1,6})\b"  # "HTML/CSS", "Q3/Q4"
+            rf"|(?:localhost(?::\d+)?|(?:[\w-]+\.)+{_WEB_TLD}(?::\d+)?)/)"  # a link's host
             r"[A-Za-z][\w.-]{0,38}+/[A-Za-z0-9][\w-]{0,99}+(?:\.(?![a-z]{1,5}\b)[\w-]+)*+"
             r"(?![\w/]|\.\w)",
             re.IGNORECASE,
@@ -407,7 +430,6 @@ word "long" ("trigger a long-running operation", "long-term goals"). (Other degr
 keep their word: "how far" is about a distance.)"""
 _CAPITALISED = re.compile(r"\b[A-Z][A-Za-z]*+")
 _HOW_LONG = re.compile(r"\bhow\s++long\b", re.IGNORECASE)
-_LINK = re.compile(r"\b(?:https?://|www\.)[^\s\"'<>()\[\]{}\\]+", re.IGNORECASE)
 _VALUE = re.compile(
     r"(?<![\w.~/-])~?/[\w.-]++/"  # an absolute path ("/var/log/syslog", "~/notes/")
     r"|(?<![\w.-])[A-Za-z][\w.-]*+/[A-Za-z0-9]"  # a relative path or a repository ("acme/app")
@@ -764,7 +786,7 @@ def _links_as_url(text: str) -> str:
     """`text` with every link replaced by the word "url" (`TOOL_LINKS_AS_URL`)."""
     if not TOOL_LINKS_AS_URL or ("://" not in text and "www." not in text.lower()):
         return text
-    return _LINK.sub(" url ", text)
+    return _SCHEME_LINK.sub(" url ", text)
 
 
 def _lookup_of(

@@ -112,6 +112,54 @@ def test_a_link_brings_the_tools_that_open_one() -> None:
     assert "devtools__start_trace" not in allowed
 
 
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "take a heap snapshot of staging.example.com/dashboard",
+        "take a heap snapshot of the app on localhost:5173/login",
+        "take a heap snapshot of intranet.corp.local",
+    ],
+)
+def test_a_link_typed_without_a_scheme_is_a_link(
+    prompt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """People type "stripe.com/pricing", not "https://stripe.com/pricing": a bare host name
+    with a web domain, or localhost, opens a page as a full link does."""
+    assert {"devtools__navigate_page", "devtools__new_page"} <= set(picks(prompt))
+    scheme_only = (offline._SCHEME_LINK, *offline._ENTITIES[0][1:])
+    monkeypatch.setattr(offline, "_LINK", offline._SCHEME_LINK)
+    monkeypatch.setattr(offline, "_ENTITIES", (scheme_only, *offline._ENTITIES[1:]))
+    assert "devtools__navigate_page" not in picks(prompt)
+
+
+@pytest.mark.parametrize(
+    ("text", "links"),
+    [
+        ("compare stripe.com/pricing with linear.app/pricing", ["stripe.com", "linear.app"]),
+        ("is travel.state.gov down?", ["travel.state.gov"]),
+        ("open localhost:3000 please", ["localhost:3000"]),
+        ("see https://a.example/x?y=1", ["https://a.example/x?y=1"]),
+        ("open example.com.", ["example.com"]),
+        # file names, frameworks, versions, e-mail addresses and abbreviations are no links
+        ("edit notes.md and run.sh, then main.py", []),
+        ("port it from ASP.NET to Node.js", []),
+        ("bump it to v1.2.3, e.g. today", []),
+        ("mail ana@acme.com", []),
+    ],
+)
+def test_what_counts_as_a_link(text: str, links: list[str]) -> None:
+    assert [m.group() for m in offline._LINK.finditer(text)] == links
+
+
+def test_a_links_host_is_no_repository() -> None:
+    """ "screenshots of stripe.com/pricing" names a page, not the repository "pricing" of an
+    owner "stripe.com"; "stale PRs in acme/checkout" still names one."""
+    repository = next(e for e in offline._ENTITIES if e[1] == ("repositori", "owner"))[0]
+    assert repository.search("stale PRs in acme/checkout")
+    assert not repository.search("grab screenshots of stripe.com/pricing")
+    assert not repository.search("the login form on localhost:3000/login")
+
+
 def test_without_a_link_no_opener_is_added() -> None:
     allowed = picks("take a heap snapshot of the dashboard tab")
     assert "devtools__take_heap_snapshot" in allowed
