@@ -142,6 +142,12 @@ thing (`_listers`): ``get_network_request`` takes a request id that ``list_netwo
 finds, ``get_issue`` an issue number that ``list_issues`` finds ("which cookies does the login
 page set" reads one request, found in the list). From the tools' names only: the same words
 after the verb, ``list`` before them."""
+CHANNEL_POST = True
+"""A chat server's tool that posts a message (``slack_post_message``: name words "post" or
+"send" and "message") joins its picked tools when the prompt names a channel ("#db-oncall"):
+a channel is read or written to, and "drop a heads-up in #db-oncall", "put a summary in
+#board-prep", "thank everyone in #volunteers" write with verbs no tool says. From the tools'
+names only."""
 KIND_PICKS = 1
 """An MCP server named after a product (``postgres__query``) keeps this many of its best tools
 when the prompt says a word for what that product holds that the server's own tools never say
@@ -305,6 +311,8 @@ name a description mentions, "api.github.com", says where the tool goes, not tha
 link)."""
 _LINK = re.compile(rf"(?i:{_SCHEME_LINK.pattern})|{_HOST}")
 """A link in a prompt: with a scheme or "www.", or a bare host (`_HOST`)."""
+_CHANNEL = re.compile(r"(?<![\w&#/])#[A-Za-z][\w-]*[A-Za-z0-9](?![\w-])")
+"""A chat channel as users write it ("post it in #sre-oncall"), not an issue number."""
 _ENTITIES = (
     (_LINK, ("url",), False, ("://", "www.", ".", "localhost")),
     (
@@ -358,8 +366,7 @@ _ENTITIES = (
         ("tabl", "tabel", "表", "テーブル", "테이블"),
     ),
     (
-        # a chat channel as users write it ("post it in #sre-oncall"), not an issue number
-        re.compile(r"(?<![\w&#/])#[A-Za-z][\w-]*[A-Za-z0-9](?![\w-])"),
+        _CHANNEL,
         ("channel",),
         True,
         ("#",),
@@ -493,6 +500,8 @@ class _Entry:
     listers: Mapping[int, int] = field(default_factory=dict)
     """Its tools that act on one existing thing -> the tool that lists such things
     (`_listers`)."""
+    posts: tuple[int, ...] = ()
+    """Its tool that posts a message (name words "post" or "send" and "message"; `CHANNEL_POST`)."""
 
 
 @dataclass(frozen=True)
@@ -857,6 +866,7 @@ _URL_WORD = re.compile(r"\burls?\b", re.IGNORECASE)
 
 
 _FILL_WORDS = frozenset({"fill", "type"})
+_POST_WORDS = frozenset({"post", "send"})
 """A name word of a tool that fills in a form's fields (``fill_form``, ``browser_type``)."""
 
 
@@ -889,7 +899,21 @@ def _entries(tools: Sequence[tuple[str, str]], params: Sequence[str]) -> tuple[_
         )
         reader = _reader(names, members) if SERVER_READER else ()
         listers = _listers(names, members) if LISTERS else {}
-        if (search and takes_id) or takes_url or fills or reader or listers:
+        posts = (
+            tuple(
+                sorted(
+                    (
+                        i
+                        for i in members
+                        if "messag" in local[i] and not _POST_WORDS.isdisjoint(local[i])
+                    ),
+                    key=lambda i: len(local[i]),
+                )[:1]
+            )
+            if CHANNEL_POST
+            else ()
+        )
+        if (search and takes_id) or takes_url or fills or reader or listers or posts:
             out.append(
                 _Entry(
                     frozenset(members),
@@ -900,6 +924,7 @@ def _entries(tools: Sequence[tuple[str, str]], params: Sequence[str]) -> tuple[_
                     (click,) if fills and click is not None else (),
                     reader,
                     listers,
+                    posts,
                 )
             )
     return tuple(out)
@@ -960,7 +985,7 @@ def _reader(names: Sequence[str], members: Sequence[int]) -> tuple[int, ...]:
 
 
 def _entry_picks(
-    index: _Index, chosen: Sequence[str], scores: Sequence[float], link: bool
+    index: _Index, chosen: Sequence[str], scores: Sequence[float], link: bool, channel: bool = False
 ) -> list[str]:
     """The entry tools a turn's picks need (`ENTRY_TOOLS`): for each family with a picked
     tool, its best-scored search tool when a picked tool of it takes an identifier (unless a
@@ -990,6 +1015,8 @@ def _entry_picks(
             for i in sorted(mine & entry.listers.keys())
             if entry.listers[i] not in picked
         )
+        if channel and entry.posts and mine.isdisjoint(entry.posts):
+            out.append(index.names[entry.posts[0]])
         if link:
             # every way the server opens a link ("navigate_page" and "new_page"): which one
             # the task wants is the model's choice
@@ -1459,7 +1486,8 @@ class OfflineClassifier:
         entries: list[str] = []
         if index.entries:
             link = _LINK.search(plain, 0, ENTITY_CHARS) is not None
-            entries = _entry_picks(index, chosen, scores, link)
+            channel = CHANNEL_POST and _CHANNEL.search(plain, 0, ENTITY_CHARS) is not None
+            entries = _entry_picks(index, chosen, scores, link, channel)
             chosen += tuple(entries)
         second = scores[ranked[1]] if len(ranked) > 1 else 0.0
         margin = (top - second) / top

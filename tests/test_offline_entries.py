@@ -200,6 +200,23 @@ def test_a_channel_mention_is_evidence_for_the_chat_tools() -> None:
     assert "chat__get_history" not in picks("fix issue #88, the alert one")
 
 
+def test_a_named_channel_brings_the_servers_post_tool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A channel is read or written to: "drop the list in #board-prep" writes with a verb no
+    tool says, so a picked chat server's post tool joins whenever the prompt names a channel."""
+    prompt = "list the open issues of the web project and drop the list in #board-prep"
+    assert "chat__post_message" in picks(prompt)
+    assert "chat__post_message" in picks("read the history of #ops")
+    monkeypatch.setattr(offline, "CHANNEL_POST", False)
+    assert "chat__post_message" not in picks(prompt)
+
+
+def test_no_post_tool_without_a_named_channel() -> None:
+    """The chat server is picked, but no channel is named ("#4412" is an issue number)."""
+    for prompt in ("read the history of the ops room", "read the channel history of ticket #4412"):
+        allowed = picks(prompt)
+        assert "chat__get_history" in allowed and "chat__post_message" not in allowed
+
+
 def test_a_filled_form_brings_the_servers_click_tool(monkeypatch: pytest.MonkeyPatch) -> None:
     prompt = "fill the signup form fields with name Ada and email ada@example.org"
     allowed = picks(prompt)
