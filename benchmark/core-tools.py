@@ -55,6 +55,9 @@ SETS = (
     "mcp-heldout",
     "mcp-heldout-2",
     "mcp-heldout-3",
+    "mcp-heldout-4",
+    "mcp-heldout-5",
+    "mcp-heldout-6",
 )
 
 

@@ -28,7 +28,7 @@ import orjson
 from ._data import data_dir, shipped_table
 from ._text import fold, stem
 
-LATIN = ("es", "fr", "de", "pt", "it", "nl")
+LATIN = ("es", "fr", "de", "pt", "it", "nl", "pl", "sv")
 MIN_HITS = 2
 
 _LOCK = threading.Lock()
@@ -151,9 +151,10 @@ MAX_HINT_CHARS = 4000
 
 
 def letter_hits(text: str) -> dict[str, int]:
-    """Per language: how many words of `text` (as written, not folded) hold a letter that only
-    that language writes among `LATIN` (``catalogs/language.json``, ``letters``): "ö" for
-    German, "ñ" for Spanish, "ã" for Portuguese, "œ" for French. Empty for ASCII text."""
+    """Per language: how many words of `text` (as written, not folded) hold a letter that
+    language writes and few others among `LATIN` do (``catalogs/language.json``, ``letters``):
+    "ñ" for Spanish, "ã" for Portuguese, "œ" for French, "ł" for Polish, "ö" for German and
+    Swedish (a letter two languages list counts for both). Empty for ASCII text."""
     head = text[:MAX_HINT_CHARS]
     if head.isascii():
         return {}
@@ -164,19 +165,20 @@ def letter_hits(text: str) -> dict[str, int]:
     for word in _WORD_OR_MARK.findall(unicodedata.normalize("NFC", head).lower()):
         if word.isascii():
             continue
-        for lang in {owner[c] for c in word if c in owner}:
+        for lang in {lang for c in word if c in owner for lang in owner[c]}:
             out[lang] = out.get(lang, 0) + 1
     return out
 
 
 @lru_cache(maxsize=1)
-def _letters() -> dict[str, str]:
-    """letter -> the language that alone writes it (``catalogs/language.json``, ``letters``)."""
+def _letters() -> dict[str, tuple[str, ...]]:
+    """letter -> the languages that write it, among those that list it (``catalogs/language.json``,
+    ``letters``): "ö" for German and Swedish, whose function words then tell them apart."""
     letters = _language_file().get("letters", {})
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, ...]] = {}
     if isinstance(letters, dict):
         for lang, chars in letters.items():
             if lang in LATIN and isinstance(chars, str):
-                for c in chars.lower():
-                    out[c] = lang
+                for c in dict.fromkeys(chars.lower()):
+                    out[c] = (*out.get(c, ()), lang)
     return out

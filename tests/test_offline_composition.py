@@ -13,7 +13,8 @@ import pytest
 
 from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
 from resolver._conversation import Markers, conversational, task_text
-from resolver._lang import letter_hits
+from resolver._glossary import gloss
+from resolver._lang import latin_language, letter_hits
 from resolver._offline import clauses_of
 from resolver._surface import default_surface
 from resolver._text import stem, tokens
@@ -104,15 +105,43 @@ def test_a_letter_only_one_language_writes_tells_a_short_prompt_its_language(
 
 
 def test_letter_hits_count_words_by_the_letters_only_their_language_writes() -> None:
-    assert letter_hits("Schönen Feierabend dir!") == {"de": 1}
+    # "ö" is German and Swedish: it counts for both, and their function words decide
+    assert letter_hits("Schönen Feierabend dir!") == {"de": 1, "sv": 1}
+    assert letter_hits("Grüße") == {"de": 1}
+    assert letter_hits("Kan du öppna mappen på skrivbordet?") == {"de": 1, "sv": 2}
+    assert letter_hits("Ile się jedzie samochodem?") == {"pl": 1}
     assert letter_hits("¿Qué tal? Mañana") == {"es": 2}
     assert letter_hits("Não sei, œuvre") == {"pt": 1, "fr": 1}
-    assert letter_hits("SCHO\u0308N") == {"de": 1}  # decomposed, upper-case
+    assert letter_hits("SCHO\u0308N") == {"de": 1, "sv": 1}  # decomposed, upper-case
     assert letter_hits("café, à la carte, ação") == {"pt": 1}  # é, à, ç are shared
     assert letter_hits("crème brûlée") == {"fr": 1}  # è is French and Italian
     assert letter_hits("così, può") == {"it": 2}
     assert letter_hits("plain ASCII text") == {}
     assert letter_hits("明天 ü") == {"de": 1}
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Kan du öppna mappen på skrivbordet och visa filerna?", "sv"),
+        ("Kannst du den Ordner öffnen und mir die Dateien zeigen?", "de"),
+        ("Ile się jedzie samochodem z Krakowa do Zakopanego?", "pl"),
+        ("Schönen Feierabend dir!", "de"),
+        ("please send the files to Jürgen Müller", "en"),
+    ],
+)
+def test_a_prompts_language_among_german_swedish_and_polish(text: str, language: str) -> None:
+    """A letter two languages write (ö) is a witness for both; the function words decide."""
+    guessed = latin_language(tokens(text, keep_stopwords=True), hints=letter_hits(text))
+    assert guessed == language
+
+
+def test_a_polish_prompt_is_glossed_into_the_tools_words() -> None:
+    """Polish and Swedish are in the glossary: "samochodem" (by car) reads as driving."""
+    assert "driving" in gloss("Ile się jedzie samochodem z Krakowa do Zakopanego?")
+    assert "directory" in gloss("Öppna mappen på skrivbordet och visa filerna")
+    english = "How long is the drive from Kraków to Zakopane?"
+    assert gloss(english) == english
 
 
 def test_letter_hits_scan_is_linear_in_the_text() -> None:
