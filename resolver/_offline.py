@@ -311,10 +311,24 @@ name a description mentions, "api.github.com", says where the tool goes, not tha
 link)."""
 _LINK = re.compile(rf"(?i:{_SCHEME_LINK.pattern})|{_HOST}")
 """A link in a prompt: with a scheme or "www.", or a bare host (`_HOST`)."""
+_LINK_HINT = re.compile(rf"\.{_WEB_TLD}\b|localhost|://|www\.|WWW\.")
+"""What a `_LINK` holds, found fast (literals, case-sensitive): `_LINK` itself, whose
+case-insensitive scheme and host parts cost several times as much, runs only where it is. A
+mixed-case "Www." without a scheme is not looked for."""
+
+
+def _link_in(text: str) -> bool:
+    """Whether the first `ENTITY_CHARS` characters of `text` hold a link (`_LINK`)."""
+    return (
+        _LINK_HINT.search(text, 0, ENTITY_CHARS) is not None
+        and _LINK.search(text, 0, ENTITY_CHARS) is not None
+    )
+
+
 _CHANNEL = re.compile(r"(?<![\w&#/])#[A-Za-z][\w-]*[A-Za-z0-9](?![\w-])")
 """A chat channel as users write it ("post it in #sre-oncall"), not an issue number."""
 _ENTITIES = (
-    (_LINK, ("url",), False, ("://", "www.", ".", "localhost")),
+    (_LINK, ("url",), False, _LINK_HINT),
     (
         re.compile(
             # SQL, not prose that uses its words ("select the photos from yesterday"): upper-
@@ -422,7 +436,8 @@ term. The third field: the term scores only the tools without catalog keywords, 
 does (a catalogued tool's keywords already say which files its users name; on the default
 surface a file name in a prompt otherwise widens the surface with every file tool). The fourth:
 strings one of which every match contains, looked for in the lower-cased text before the
-pattern is run (most clauses have none). They avoid the letters i, k and s, which an ignore-case
+pattern is run (most clauses have none), or a pattern that finds what every match holds
+(`_LINK_HINT`). They avoid the letters i, k and s, which an ignore-case
 pattern also matches in "İ", "ı", "K" and "ſ"."""
 
 _BARE_ENTITY_TERMS = frozenset(term for _, terms, bare, _ in _ENTITIES if bare for term in terms)
@@ -457,7 +472,12 @@ def _entities_in(text: str) -> Iterator[tuple[tuple[str, ...], bool]]:
     """The `_ENTITIES` in the first `ENTITY_CHARS` characters of `text`: (terms, bare) each."""
     lower = text[:ENTITY_CHARS].lower()
     for pattern, terms, bare, needs in _ENTITIES:
-        if any(n in lower for n in needs) and pattern.search(text, 0, ENTITY_CHARS):
+        if isinstance(needs, re.Pattern):
+            if needs.search(text, 0, ENTITY_CHARS) is None:
+                continue
+        elif not any(n in lower for n in needs):
+            continue
+        if pattern.search(text, 0, ENTITY_CHARS):
             yield terms, bare
 
 
@@ -1485,7 +1505,7 @@ class OfflineClassifier:
         chosen = _round_robin(lists, cap)
         entries: list[str] = []
         if index.entries:
-            link = _LINK.search(plain, 0, ENTITY_CHARS) is not None
+            link = _link_in(plain)
             channel = CHANNEL_POST and _CHANNEL.search(plain, 0, ENTITY_CHARS) is not None
             entries = _entry_picks(index, chosen, scores, link, channel)
             chosen += tuple(entries)
