@@ -10,8 +10,9 @@ How it decides (README, "Offline classifier"):
    whole in the prompt — a whole word outweighs partial bigram overlap); a query word not in the
    vocabulary is mapped to vocabulary words one edit away, as stems and as written (typos:
    "remnd" -> remind, "postgress" -> postgres), at a discount; a value the prompt carries
-   counts as its word (a link "url", an SQL statement or a named table "sql", a file name
-   "file", a street address "address", a repository "repository" and "owner": `_ENTITIES`);
+   counts as its word (a link, with or without "https://", "url"; an SQL statement or a named
+   table "sql"; a file name "file"; a street address "address"; a repository "repository" and
+   "owner": `_ENTITIES`);
    the last user messages add a damped contribution (follow-ups). For the tools without
    catalog keywords, a word's English synonyms and the words it implies ("rows" -> "sql")
    join at a fraction of its weight (`_synonyms`).
@@ -35,8 +36,12 @@ How it decides (README, "Offline classifier"):
    outrank look-alikes.
 9. **Entry tools**: a picked MCP server tool that takes an identifier brings its server's
    search tool, a link in the prompt its server's tools that open a URL, a picked tool that
-   fills in a form its server's click tool, and any pick its server's general reader
-   (``kubectl_get``) (`_entry_picks`).
+   fills in a form its server's click tool, a named channel a chat server's post tool, a
+   tool acting on one thing the lister of such things, and any pick its server's general
+   reader (``kubectl_get``) (`_entry_picks`).
+10. **A product's kind**: a word for what an MCP server's product holds that the server's own
+   tools never say ("the shop database" for ``postgres__query``) keeps that server's best tool
+   (`_kind_lists`).
 """
 
 from __future__ import annotations
@@ -309,12 +314,13 @@ _SCHEME_LINK = re.compile(r"\b(?:https?://|www\.)[^\s\"'<>()\[\]{}\\]+", re.IGNO
 """A link with a scheme or "www.": how a tool's text gives one (`TOOL_LINKS_AS_URL`; a host
 name a description mentions, "api.github.com", says where the tool goes, not that it takes a
 link)."""
-_LINK = re.compile(rf"(?i:{_SCHEME_LINK.pattern})|{_HOST}")
-"""A link in a prompt: with a scheme or "www.", or a bare host (`_HOST`)."""
-_LINK_HINT = re.compile(rf"\.{_WEB_TLD}\b|localhost|://|www\.|WWW\.")
-"""What a `_LINK` holds, found fast (literals, case-sensitive): `_LINK` itself, whose
-case-insensitive scheme and host parts cost several times as much, runs only where it is. A
-mixed-case "Www." without a scheme is not looked for."""
+_LINK = re.compile(rf"\b(?:(?i:https?://)|www\.|WWW\.|Www\.)[^\s\"'<>()\[\]{{}}\\]+|{_HOST}")
+"""A link in a prompt: with a scheme or "www." (as it is written: www, WWW, Www), or a bare
+host (`_HOST`)."""
+_LINK_HINT = re.compile(rf"\.{_WEB_TLD}\b|localhost|://|www\.|WWW\.|Www\.")
+"""What every `_LINK` holds, found fast (literals, case-sensitive): `_LINK` itself, whose
+case-insensitive scheme and its host part cost several times as much, runs only where it is
+(`_link_in`, the link entity)."""
 
 
 def _link_in(text: str) -> bool:

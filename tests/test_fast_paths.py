@@ -5,6 +5,7 @@ patterns' pre-checks (`_offline._ENTITIES`' fourth field) and the one-pass langu
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -43,6 +44,17 @@ PIECES = [
     "://",
     "www.",
     "WWW.",
+    "Www.",
+    "wWw.",
+    "HTTPS",
+    "com",
+    ".com",
+    ".io",
+    "md",
+    "acme",
+    "localhost",
+    ":3000",
+    "/",
     "#",
     "#sre-oncall",
     "_",
@@ -68,7 +80,12 @@ PIECES = [
 def _guarded(text: str) -> list[bool]:
     lower = text[:ENTITY_CHARS].lower()
     return [
-        any(n in lower for n in needs) and pattern.search(text, 0, ENTITY_CHARS) is not None
+        (
+            needs.search(text, 0, ENTITY_CHARS) is not None
+            if isinstance(needs, re.Pattern)
+            else any(n in lower for n in needs)
+        )
+        and pattern.search(text, 0, ENTITY_CHARS) is not None
         for pattern, _, _, needs in _ENTITIES
     ]
 
@@ -86,6 +103,11 @@ def test_entity_prechecks_never_skip_a_match() -> None:
         "ınsert into t values (1)",
         "open https://example.com",
         "WWW.example.com",
+        "Www.example.com",
+        "HTTPS://EXAMPLE.COM",
+        "see stripe.com/pricing",
+        "open localhost:3000",
+        "staging.acme.io, then",
         "post it in #sre-oncall",
         "orders.created_at",
         "read notes/retro.md",

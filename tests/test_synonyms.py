@@ -1,5 +1,5 @@
 """English synonyms (resolver/_synonyms.py, catalogs/synonyms.json): a request in the user's
-words ("find the page", "visit example.com", "dm Anna") reaches a tool described in the API's
+words ("find the page", "visit the Acme shop", "dm Anna") reaches a tool described in the API's
 words ("Search by title", "navigate", "post a message") when the tool has no catalog keywords,
 and leaves the catalogued tools' scores as they were."""
 
@@ -75,7 +75,8 @@ def test_a_word_and_a_phrase_bring_their_synonyms_and_never_the_texts_own_terms(
     ("prompt", "needed"),
     [
         ("find our onboarding notes in the wiki", "wiki__post-search"),
-        ("visit example.com and tell me what it sells", "web__navigate"),
+        # no link in it: a link ("example.com") is evidence for the navigate tool by itself
+        ("visit the Acme shop and tell me what it sells", "web__navigate"),
         ("dm Anna that we shipped", "chat__post_message"),
     ],
 )
