@@ -925,20 +925,13 @@ def _entries(tools: Sequence[tuple[str, str]], params: Sequence[str]) -> tuple[_
         )
         reader = _reader(names, members) if SERVER_READER else ()
         listers = _listers(names, members) if LISTERS else {}
-        posts = (
-            tuple(
-                sorted(
-                    (
-                        i
-                        for i in members
-                        if "messag" in local[i] and not _POST_WORDS.isdisjoint(local[i])
-                    ),
-                    key=lambda i: len(local[i]),
-                )[:1]
-            )
-            if CHANNEL_POST
-            else ()
+        # the post tool with the fewest name words ("post_message", not "post_message_reply")
+        post = min(
+            (i for i in members if "messag" in local[i] and not _POST_WORDS.isdisjoint(local[i])),
+            key=lambda i: len(local[i]),
+            default=None,
         )
+        posts = (post,) if CHANNEL_POST and post is not None else ()
         if (search and takes_id) or takes_url or fills or reader or listers or posts:
             out.append(
                 _Entry(
@@ -1764,15 +1757,18 @@ def _prefer_named(
 
 
 def _family_lists(
-    index: _Index, named: Sequence[tuple[int, ...]], scores: Sequence[float]
+    index: _Index,
+    named: Sequence[Sequence[int]],
+    scores: Sequence[float],
+    picks: int = FAMILY_PICKS,
 ) -> list[list[str]]:
-    """For each family the prompt names (`named`): its best `FAMILY_PICKS` tools (a named MCP
-    server's tools compete with each other, not with the built-in tools' richer lexicon)."""
+    """For each family the prompt names (`named`): its best `picks` tools (a named MCP server's
+    tools compete with each other, not with the built-in tools' richer lexicon)."""
     lists = []
     for members in named:
         best = sorted((i for i in members if scores[i] > 0), key=lambda i: -scores[i])
         if best:
-            lists.append([index.names[i] for i in best[:FAMILY_PICKS]])
+            lists.append([index.names[i] for i in best[:picks]])
     return lists
 
 
@@ -1780,17 +1776,12 @@ def _kind_lists(
     index: _Index, own: Mapping[str, float], scores: Sequence[float]
 ) -> list[list[str]]:
     """For each server whose product a prompt term names the kind of (`_Index.kinds`): its
-    best `KIND_PICKS` tools, one list per server."""
-    found: dict[str, list[int]] = {}
+    best `KIND_PICKS` tools, one list per server (`_family_lists`)."""
+    found: dict[str, dict[int, None]] = {}
     for term in own:
         for i in index.kinds.get(term, ()):
-            if scores[i] > 0:
-                found.setdefault(index.names[i].split(FAMILY_SEPARATOR, 1)[0], []).append(i)
-    lists = []
-    for members in found.values():
-        best = sorted(dict.fromkeys(members), key=lambda i: -scores[i])
-        lists.append([index.names[i] for i in best[:KIND_PICKS]])
-    return lists
+            found.setdefault(index.names[i].split(FAMILY_SEPARATOR, 1)[0], {})[i] = None
+    return _family_lists(index, [tuple(m) for m in found.values()], scores, KIND_PICKS)
 
 
 def _contributions(

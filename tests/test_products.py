@@ -14,7 +14,7 @@ import pytest
 
 import resolver._offline as offline
 import resolver._synonyms as synonyms_module
-from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
+from resolver import Resolution, Resolver, ResolverConfig, ToolInfo, TurnRequest
 from resolver._surface import default_surface
 from resolver._synonyms import products, products_in
 from resolver._text import stem, tokens
@@ -29,10 +29,13 @@ TOOLS = [
 ]
 
 
-def scores(prompt: str, tools: list[ToolInfo] = TOOLS, core: list[str] | None = None) -> dict:
+def resolve(prompt: str, tools: list[ToolInfo], core: list[str] | None = None) -> Resolution:
     config = ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None, coreTools=core or [])
-    res = asyncio.run(Resolver(config).resolve(TurnRequest(prompt=prompt, tools=tools)))
-    return {c.name: c.score for c in res.candidates}
+    return asyncio.run(Resolver(config).resolve(TurnRequest(prompt=prompt, tools=tools)))
+
+
+def scores(prompt: str, tools: list[ToolInfo] = TOOLS, core: list[str] | None = None) -> dict:
+    return {c.name: c.score for c in resolve(prompt, tools, core).candidates}
 
 
 def test_the_table_ships_products_with_their_words() -> None:
@@ -161,9 +164,7 @@ DATABASES = [
 
 
 def picks(prompt: str, tools: list[ToolInfo]) -> tuple[str, ...]:
-    config = ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None, coreTools=[])
-    res = asyncio.run(Resolver(config).resolve(TurnRequest(prompt=prompt, tools=tools)))
-    return tuple(res.tools_allow or ())
+    return tuple(resolve(prompt, tools).tools_allow or ())
 
 
 @pytest.mark.parametrize(
