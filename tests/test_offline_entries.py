@@ -210,6 +210,29 @@ def test_a_named_channel_brings_the_servers_post_tool(monkeypatch: pytest.Monkey
     assert "chat__post_message" not in picks(prompt)
 
 
+def test_a_named_channel_keeps_a_chat_tool_among_stronger_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The channel's clause says "share", "page" and "link", which the other servers' tools
+    say louder than any chat tool does; the channel itself keeps the best chat tool
+    (`ENTITY_PICKS`), and that brings the post tool (`CHANNEL_POST`)."""
+    prompt = (
+        "scale the api deployment to 4 replicas, then share the news in #ops-updates with a "
+        "page link"
+    )
+    allowed = picks(prompt)
+    assert {"kube__kubectl_scale", "chat__get_history", "chat__post_message"} <= set(allowed)
+    monkeypatch.setattr(offline, "ENTITY_PICKS", 0)
+    assert not any(name.startswith("chat__") for name in picks(prompt))
+
+
+def test_an_issue_number_keeps_no_chat_tool() -> None:
+    allowed = picks(
+        "scale the api deployment to 4 replicas, then close issue #4412 of the web project"
+    )
+    assert not any(name.startswith("chat__") for name in allowed)
+
+
 def test_no_post_tool_without_a_named_channel() -> None:
     """The chat server is picked, but no channel is named ("#4412" is an issue number)."""
     for prompt in ("read the history of the ops room", "read the channel history of ticket #4412"):
