@@ -24,8 +24,9 @@ from ._text import tokens
 MAX_GROUP = 12
 """Entries read per group (a longer group is cut: a synonym table is not a topic list)."""
 MAX_PHRASE_TERMS = 3
-MAX_CUES = 16
-"""Cues read per related word (`related`)."""
+MAX_CUES = 48
+"""Cues read per related word (`related`): a bound on the work per entry, above the longest
+shipped entry (the everyday supplement made "places" 33 long)."""
 
 
 @dataclass(frozen=True)

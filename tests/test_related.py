@@ -55,8 +55,10 @@ def test_the_table_ships_one_word_targets_with_their_cues() -> None:
         ("how many pending orders, grouped by the status columns?", "warehouse__query"),
         ("what address is at lat 35.66 lng 139.75", "maps__reverse_geocode"),
         ("which pods in the payments namespace keep restarting", "k8s__get"),
+        # everyday words (the supplement, `_meta.supplementEveryday`)
+        ("is the walk up to the cabin very hilly?", "maps__elevation"),
     ],
-    ids=["rows-to-sql", "lat-lng-to-coordinates", "pod-to-kubernetes"],
+    ids=["rows-to-sql", "lat-lng-to-coordinates", "pod-to-kubernetes", "hilly-to-elevation"],
 )
 def test_a_cue_reaches_the_tool_that_says_its_target(
     monkeypatch: pytest.MonkeyPatch, prompt: str, tool: str
