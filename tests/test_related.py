@@ -57,8 +57,16 @@ def test_the_table_ships_one_word_targets_with_their_cues() -> None:
         ("which pods in the payments namespace keep restarting", "k8s__get"),
         # everyday words (the supplement, `_meta.supplementEveryday`)
         ("is the walk up to the cabin very hilly?", "maps__elevation"),
+        # implied steps (`_meta.supplementSteps`)
+        ("give the team a shout out for shipping the beta", "chat__post_message"),
     ],
-    ids=["rows-to-sql", "lat-lng-to-coordinates", "pod-to-kubernetes", "hilly-to-elevation"],
+    ids=[
+        "rows-to-sql",
+        "lat-lng-to-coordinates",
+        "pod-to-kubernetes",
+        "hilly-to-elevation",
+        "shout-out-to-post",
+    ],
 )
 def test_a_cue_reaches_the_tool_that_says_its_target(
     monkeypatch: pytest.MonkeyPatch, prompt: str, tool: str
