@@ -78,6 +78,9 @@ def resolve(prompt: str) -> set[str]:
         ("crea una cartella nuova per i rapporti", "files__create_directory"),
         ("stuur een bericht naar het kanaal van het team", "chat__post_message"),
         ("elenca tutti i rami", "code__list_branches"),
+        # everyday words (`_meta.supplementEveryday`)
+        ("Hausnummer 12 in der Lindenallee, bitte", "maps__geocode"),
+        ("anuncia el lanzamiento al equipo", "chat__post_message"),
     ],
 )
 def test_a_prompt_in_another_language_reaches_an_english_only_tool(
