@@ -109,3 +109,28 @@ def test_a_turn_looks_at_a_bounded_number_of_topical_clauses(
     prompt = " ".join(f"thanks for the cake number {i}." for i in range(300))
     extra_tools(resolver, prompt)
     assert 0 < len(calls) <= offline.TOPICAL_CHECKS * offline.TOPICAL_PARTS
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["ugh, what a day. just venting", "my mistake, wrong chat", "off to bed, sweet dreams"],
+)
+def test_the_supplements_social_markers_answer_with_the_core_tools(
+    resolver: Resolver, prompt: str
+) -> None:
+    """Markers of `_meta.conversationSupplement`: before it, these got 1 to 12 tools from
+    "day", "chat" and "bed"/"dreams"."""
+    assert extra_tools(resolver, prompt) == set()
+
+
+@pytest.mark.parametrize(
+    ("prompt", "tool"),
+    [
+        ("my mistake, wrong chat. send the invoice to the #billing channel", "conversations_send"),
+        ("ugh, what a day. remind me to call the dentist at 9", "automations"),
+    ],
+)
+def test_a_task_after_a_social_marker_keeps_its_tools(
+    resolver: Resolver, prompt: str, tool: str
+) -> None:
+    assert tool in extra_tools(resolver, prompt)
