@@ -77,7 +77,10 @@ _SECRET_NAME = (
 _ASSIGNMENT = re.compile(
     r"(?i)(" + _SECRET_NAME + r")([\"']?\s*[:=]\s*[\"']?)(?!\[REDACTED)([^\s\"'&,;<>]+)"
 )
-_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+_CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
+"""A payment card number: 13-19 digits, spaces or dashes between them, standing alone. Not
+digits inside a longer word: a UUID ("c2822570-7527-4357-9e4d-...", an OpenClaw session id)
+holds a run of 16 digits and dashes that passes the Luhn check about one time in ten."""
 _RUN = re.compile(r"[A-Za-z0-9+/=_\-]{16,}")
 
 

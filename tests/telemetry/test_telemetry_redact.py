@@ -62,6 +62,8 @@ SECRETS = [
         id="gh-pat",
     ),
     pytest.param("slack xoxb-1234567890-0987654321-AbCdEfGh", "xoxb-1234567890", id="slack"),
+    pytest.param("card 4111 1111 1111 1111, exp 12/29", "4111 1111 1111 1111", id="card"),
+    pytest.param("card:4111-1111-1111-1111", "4111-1111-1111-1111", id="card-dashes"),
     pytest.param(
         "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
         "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
@@ -87,6 +89,8 @@ def test_each_documented_kind_is_redacted(text: str, secret: str) -> None:
         "open https://example.com/a/b?q=1 please",
         "my skills: sketching, skiing",
         "ssh user@host and mail bob@example.com",
+        # a UUID whose digit run passes the Luhn check is no card number (a session id)
+        "session c2822570-7527-4357-9e4d-75e1ab5cbf75",
     ],
 )
 def test_ordinary_text_is_left_alone(text: str) -> None:
