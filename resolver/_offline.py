@@ -1234,9 +1234,11 @@ class OfflineClassifier:
         text: str,
         weight: float = 1.0,
         typos: dict[tuple[str, str], list[str]] | None = None,
+        entities: dict[str, str] | None = None,
     ) -> dict[str, float]:
         """The query terms of `text` at `weight`. `typos`: a turn's typo matches so far (the
-        whole prompt's words come back in its clauses)."""
+        whole prompt's words come back in its clauses). `entities`, when given, receives the
+        query term of each kind of value found in `text` -> its `_ENTITIES` term."""
         query: dict[str, float] = {}
         cjk = has_cjk(text)
         stops = _cjk_stopwords() if cjk and CJK_STOPWORDS else frozenset()
@@ -1311,6 +1313,8 @@ class OfflineClassifier:
                 entity = _SYNONYM_TERM + term if bare else term
                 if entity in (index.postings if bare else index.weights):
                     query[entity] = query.get(entity, 0.0) + weight
+                    if entities is not None:
+                        entities.setdefault(entity, term)
         if index.phrases:
             for phrase in _phrases_in(index, words):
                 query[phrase] = query.get(phrase, 0.0) + weight
@@ -1454,7 +1458,8 @@ class OfflineClassifier:
             task = gloss(task, lambda word: _known(index, word))
         # the request's own parts: the prompt's terms, not the history's
         typos: dict[tuple[str, str], list[str]] = {}
-        own = self._query(index, task, typos=typos) if task.strip() else {}
+        found: dict[str, str] = {}  # the values' terms, for `_entity_lists`
+        own = self._query(index, task, typos=typos, entities=found) if task.strip() else {}
         if chat and not (HEAD_YIELDS_TO_NAMES and any(map(_is_phrase, own))):
             # ...unless the prompt says a candidate's whole multi-word name or keyword phrase
             # ("what's the definition of the word serendipity" on a surface with a
@@ -1509,7 +1514,7 @@ class OfflineClassifier:
             lists.extend(_family_lists(index, named, scores))
         kind_lists = _kind_lists(index, own, scores) if KIND_PICKS and index.kinds else []
         lists.extend(kind_lists)
-        entity_lists = self._entity_lists(index, task, core) if ENTITY_PICKS else []
+        entity_lists = self._entity_lists(index, found, core) if ENTITY_PICKS else []
         lists.extend(entity_lists)
         lists.extend(self._segment_lists(index, task, typos, named, core, stop=stop))
         clauses = (
@@ -1545,29 +1550,24 @@ class OfflineClassifier:
             conversation=conversation,
         )
 
-    def _entity_lists(self, index: _Index, text: str, core: Collection[str]) -> list[list[str]]:
-        """Per kind of thing the prompt holds (`ENTITY_PICK_TERMS`): the best `ENTITY_PICKS`
-        non-core tools for its term alone, best first, ties to the smaller index."""
+    def _entity_lists(
+        self, index: _Index, found: Mapping[str, str], core: Collection[str]
+    ) -> list[list[str]]:
+        """Per kind of value the prompt holds (`found`: its query term -> its `_ENTITIES` term,
+        as `_query` read them) whose term is in `ENTITY_PICK_TERMS`: the best `ENTITY_PICKS`
+        non-core tools for that query term alone, best first, ties to the smaller index."""
         out: list[list[str]] = []
-        seen: set[str] = set()
-        for terms, bare in _entities_in(text):
-            for term in terms:
-                entity = _SYNONYM_TERM + term if bare else term
-                if (
-                    term not in ENTITY_PICK_TERMS
-                    or entity in seen
-                    or entity not in (index.postings if bare else index.weights)
-                ):
-                    continue
-                seen.add(entity)
-                touched: set[int] = set()
-                scores = self._score(index, {entity: 1.0}, touched)
-                best = sorted(
-                    (i for i in touched if scores[i] > 0.0 and index.names[i] not in core),
-                    key=lambda i: (-scores[i], i),
-                )[:ENTITY_PICKS]
-                if best:
-                    out.append([index.names[i] for i in best])
+        for entity, term in found.items():
+            if term not in ENTITY_PICK_TERMS:
+                continue
+            touched: set[int] = set()
+            scores = self._score(index, {entity: 1.0}, touched)
+            best = sorted(
+                (i for i in touched if scores[i] > 0.0 and index.names[i] not in core),
+                key=lambda i: (-scores[i], i),
+            )[:ENTITY_PICKS]
+            if best:
+                out.append([index.names[i] for i in best])
         return out
 
     def _asks_nothing(self, index: _Index, request: ClassifyInput) -> Callable[[str], bool]:
