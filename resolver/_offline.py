@@ -149,6 +149,14 @@ thing (`_listers`): ``get_network_request`` takes a request id that ``list_netwo
 finds, ``get_issue`` an issue number that ``list_issues`` finds ("which cookies does the login
 page set" reads one request, found in the list). From the tools' names only: the same words
 after the verb, ``list`` before them."""
+PRODUCERS = True
+"""A picked tool that takes an identifier which another candidate's description says it
+lists brings that candidate (`_producers`): ``conversations_turn`` takes a ``conversationRef``,
+and ``conversations_list`` "List[s] external conversations as stable conversationRef values";
+without it the model cannot get the identifier in the same turn. From the tools' text only:
+a word of a tool's parameters or description shaped like an identifier (``conversationRef``,
+``sessionKey``, ``page_id``) that a candidate with a name word "list" or "search" says in its
+description."""
 CHANNEL_POST = True
 """A chat server's tool that posts a message (``slack_post_message``: name words "post" or
 "send" and "message") joins its picked tools when the prompt names a channel ("#db-oncall"):
@@ -259,6 +267,68 @@ PHRASE_PART_WEIGHT = 0.35
 "ask my boss"; "tokyo" alone is not the "tokyo night" theme)."""
 PHRASE_SLACK = 3
 """A phrase's words match when they all fall within len(phrase) + this many prompt words."""
+PERSON_SLOT = True
+"""A keyword phrase that names its person with a pronoun ("text her", "tell him", "send him
+the photo", "schreib ihm", "écris-lui") holds a slot (`PERSON_TERM`) instead, and the slot is
+filled in a prompt by such a pronoun or by a name: a capitalised word, not the first of its
+sentence, that no candidate's text holds ("text Ana the address", "tell Marco it moved"; not
+in German, which capitalises every noun, nor in a CJK prompt, whose catalog words say it). A
+pronoun alone is a stop word, so without the slot "text her" is the word "text", which a
+dozen tools' texts share. "them" is no slot: it is a group as often ("wait for all of them",
+the agents)."""
+PERSON_TERM = "qqperson"
+"""The slot's word (`tokens` keeps it as it is; no language has it)."""
+_PERSON_PRONOUN = re.compile(
+    r"(?<![\w'’])(?:him|her|ihm|ihn|ihr|lui|ele|ela)(?![\w'’])", re.IGNORECASE
+)
+_PERSON_NAME = re.compile(r"(?<=[\w,'’\"][ \t])[A-ZÀ-Þ][a-zà-ÿ]{1,20}+(?![\w'’-])")
+"""A capitalised word after a word on the same line (not the first of a sentence)."""
+_PLACE_WORDS = frozenset(
+    [
+        "in",
+        "at",
+        "on",
+        "near",
+        "from",
+        "into",
+        "around",
+        "across",
+        "via",
+        "à",
+        "au",
+        "aux",
+        "en",
+        "sur",
+        "dans",
+        "vers",
+        "près",
+        "de",
+        "du",
+        "des",
+        "em",
+        "no",
+        "na",
+        "nos",
+        "nas",
+        "do",
+        "da",
+        "dos",
+        "das",
+        "pelo",
+        "pela",
+        "nel",
+        "nella",
+        "im",
+        "am",
+        "bei",
+        "nach",
+        "von",
+        "aus",
+        "zu",
+    ]
+)
+"""Prepositions after which a capitalised word is a place, not a person ("à Paris", "in
+Lisbon", "nach Berlin")."""
 NAME_PHRASE_WEIGHT = 1.0
 """A tool name of two or more words found whole in the prompt counts this many extra name
 matches."""
@@ -600,6 +670,8 @@ class _Index:
     kinds: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     """term -> the MCP server tools whose server is named after a product the term names the
     kind of, a word none of that server's tools says (`KIND_PICKS`, `_add_product_words`)"""
+    producers: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    """tool -> the candidates that list the identifiers it takes (`_producers`)"""
 
     @functools.cached_property
     def cjk_set(self) -> frozenset[str]:
@@ -679,6 +751,8 @@ def _build_index(
         seen: set[str] = set()
         loose: dict[str, float] = {}  # Latin words met only inside multi-word phrases
         for phrase in catalog.keywords.get(name, ()):
+            if PERSON_SLOT:
+                phrase = _PERSON_PRONOUN.sub(PERSON_TERM, phrase[:MAX_ID_CHARS])
             terms = tokens(phrase, words=written)
             latin = tuple(dict.fromkeys(t for t in terms if not has_cjk(t)))
             if len(latin) >= 2:
@@ -688,7 +762,8 @@ def _build_index(
                     tf[phrase_term] = KEYWORD_WEIGHT * PHRASE_WEIGHT
                     phrases[phrase_term] = latin
                 for term in latin:
-                    loose[term] = KEYWORD_WEIGHT * PHRASE_PART_WEIGHT
+                    if term != PERSON_TERM:
+                        loose[term] = KEYWORD_WEIGHT * PHRASE_PART_WEIGHT
                 terms = [t for t in terms if has_cjk(t)]
             for term in terms:
                 if term not in seen:
@@ -802,6 +877,7 @@ def _build_index(
         _entries(tools, params) if ENTRY_TOOLS else (),
         Markers.of(catalog.topical) if TOPICAL else None,
         kinds if KIND_PICKS else {},
+        _producers(tools, params) if PRODUCERS else {},
     )
 
 
@@ -900,6 +976,49 @@ def _takes_id(words: str) -> bool:
     word at a time (one linear scan; a pattern that looks for the suffix from every letter
     is quadratic in a hostile 1,500-character word)."""
     return any(len(word) > 3 and word.endswith(("_id", "Id")) for word in _WORD_RUN.findall(words))
+
+
+_ID_WORD = re.compile(
+    r"(?<![\w-])(?:[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)*(?:Ref|Id|ID|Key)|[a-z][a-z0-9]*_(?:ref|id|key))"
+    r"(?![\w-])"
+)
+"""A word shaped like an identifier's name: ``conversationRef``, ``sessionKey``, ``page_id``."""
+MAX_PRODUCER_WORDS = 8
+"""At most this many identifier words of a tool are looked for (bounded work)."""
+MAX_PRODUCERS = 2
+"""An identifier that more listers say than this is no one's in particular (`_producers`)."""
+
+
+def _producers(
+    tools: Sequence[tuple[str, str]], params: Sequence[str]
+) -> dict[int, tuple[int, ...]]:
+    """Each tool whose parameter words or description name an identifier (`_ID_WORD`) -> the
+    other candidates with a name word "list" or "search" whose description says that identifier
+    (`PRODUCERS`). An identifier that more than `MAX_PRODUCERS` such candidates say names no
+    one's in particular; a tool's first `MAX_PRODUCER_WORDS` identifiers are looked at."""
+    said: dict[str, dict[int, None]] = {}
+    for j, (name, description) in enumerate(tools):
+        words = _NAME_WORD.findall(name.rpartition(FAMILY_SEPARATOR)[2][:64])
+        if not {"list", "search"}.intersection(map(str.lower, words)):
+            continue
+        for match in _ID_WORD.finditer(description, 0, ENTITY_CHARS):
+            said.setdefault(match.group(), {})[j] = None
+    listed = {word: tuple(js) for word, js in said.items() if len(js) <= MAX_PRODUCERS}
+    if not listed:
+        return {}
+    out: dict[int, tuple[int, ...]] = {}
+    for i, (_, description) in enumerate(tools):
+        text = f"{params[i] if i < len(params) else ''} {description}"
+        ids = dict.fromkeys(m.group() for m in _ID_WORD.finditer(text, 0, ENTITY_CHARS))
+        found = [
+            j
+            for word in itertools.islice(ids, MAX_PRODUCER_WORDS)
+            for j in listed.get(word, ())
+            if j != i
+        ]
+        if found:
+            out[i] = tuple(dict.fromkeys(found))
+    return out
 
 
 _URL_PARAMETER = re.compile(r"(?<![\w-])url(?![\w-])", re.IGNORECASE)
@@ -1126,6 +1245,33 @@ def _phrases_in(index: _Index, words: Sequence[str]) -> list[str]:
     return [phrase for _, _, phrase in sorted(found)]
 
 
+def _with_persons(index: _Index, text: str, lang: str, words: list[str]) -> list[str]:
+    """`words` read again with each person pronoun and each name (`_PERSON_NAME`, a word no
+    candidate's text holds) of the first `ENTITY_CHARS` characters as `PERSON_TERM`; `words`
+    itself when the text has neither."""
+    text = text[:ENTITY_CHARS]
+
+    def name(match: re.Match[str]) -> str:
+        before = text[max(0, match.start() - 16) : match.start()].split()
+        if before and before[-1].lower() in _PLACE_WORDS:
+            return match.group()
+        term = tokens(match.group())
+        if len(term) == 1 and term[0] not in index.weights and term[0] not in index.phrase_words:
+            return PERSON_TERM
+        return match.group()
+
+    slotted = _PERSON_PRONOUN.sub(PERSON_TERM, text)
+    if lang != "de":  # German writes every noun capitalised
+        slotted = _PERSON_NAME.sub(name, slotted)
+    if slotted == text:
+        return words
+    out = tokens(slotted)
+    if lang != "en":
+        own = stopwords().get(lang, frozenset())
+        out = [w for w in out if w not in own]
+    return out
+
+
 def _close(parts: Sequence[str], positions: Mapping[str, list[int]]) -> bool:
     """Whether one occurrence of each part falls inside a window of len(parts) + slack."""
     window = len(parts) + PHRASE_SLACK
@@ -1316,6 +1462,8 @@ class OfflineClassifier:
                     if entities is not None:
                         entities.setdefault(entity, term)
         if index.phrases:
+            if PERSON_SLOT and not cjk and PERSON_TERM in index.phrase_words:
+                words = _with_persons(index, text, lang, words)
             for phrase in _phrases_in(index, words):
                 query[phrase] = query.get(phrase, 0.0) + weight
         return query
@@ -1531,11 +1679,21 @@ class OfflineClassifier:
             lists.extend(self._clause_picks(index, request, plain))
         chosen = _round_robin(lists, cap)
         entries: list[str] = []
+        if index.producers:
+            positions = index.positions
+            picked = {positions[name] for name in chosen}
+            entries.extend(
+                index.names[j]
+                for i in sorted(picked & index.producers.keys())
+                for j in index.producers[i]
+                if j not in picked
+            )
         if index.entries:
             link = _link_in(plain)
             channel = CHANNEL_POST and _CHANNEL.search(plain, 0, ENTITY_CHARS) is not None
-            entries = _entry_picks(index, chosen, scores, link, channel)
-            chosen += tuple(entries)
+            entries += _entry_picks(index, chosen, scores, link, channel)
+        entries = list(dict.fromkeys(entries))
+        chosen += tuple(entries)
         second = scores[ranked[1]] if len(ranked) > 1 else 0.0
         margin = (top - second) / top
         confidence = min(1.0, 0.3 + 0.06 * top + 0.3 * margin)
