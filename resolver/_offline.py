@@ -1248,11 +1248,11 @@ def _phrases_in(index: _Index, words: Sequence[str]) -> list[str]:
 def _with_persons(index: _Index, text: str, lang: str, words: list[str]) -> list[str]:
     """`words` read again with each person pronoun and each name (`_PERSON_NAME`, a word no
     candidate's text holds) of the first `ENTITY_CHARS` characters as `PERSON_TERM`; `words`
-    itself when the text has neither."""
-    text = text[:ENTITY_CHARS]
+    itself when the text has neither there."""
+    head = text[:ENTITY_CHARS]
 
     def name(match: re.Match[str]) -> str:
-        before = text[max(0, match.start() - 16) : match.start()].split()
+        before = head[max(0, match.start() - 16) : match.start()].split()
         if before and before[-1].lower() in _PLACE_WORDS:
             return match.group()
         term = tokens(match.group())
@@ -1260,12 +1260,12 @@ def _with_persons(index: _Index, text: str, lang: str, words: list[str]) -> list
             return PERSON_TERM
         return match.group()
 
-    slotted = _PERSON_PRONOUN.sub(PERSON_TERM, text)
+    slotted = _PERSON_PRONOUN.sub(PERSON_TERM, head)
     if lang != "de":  # German writes every noun capitalised
         slotted = _PERSON_NAME.sub(name, slotted)
-    if slotted == text:
+    if slotted == head:
         return words
-    out = tokens(slotted)
+    out = tokens(slotted + text[ENTITY_CHARS:])
     if lang != "en":
         own = stopwords().get(lang, frozenset())
         out = [w for w in out if w not in own]
