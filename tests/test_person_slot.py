@@ -11,7 +11,6 @@ import pytest
 
 import resolver._offline as offline
 from resolver import Resolver, ResolverConfig, TurnRequest
-from resolver._classify import ClassifyInput
 from resolver._surface import default_surface
 
 
@@ -57,16 +56,7 @@ def test_a_pronoun_fills_the_slot_in_another_language() -> None:
 def test_what_fills_the_slot() -> None:
     resolver = Resolver(ResolverConfig(catalogOverridesFile=None))
     prepared = resolver._prepare(default_surface())
-    request = ClassifyInput(
-        prompt="x",
-        messages=(),
-        tools=prepared.described,
-        skills={},
-        catalog=prepared.catalog,
-        timeout_s=5.0,
-        params=prepared.params,
-    )
-    index = offline.OfflineClassifier()._index(request)
+    index = offline._build_index(prepared.described, prepared.catalog, ("", 0), prepared.params)
     slot = offline.PERSON_TERM
 
     def words(text: str, lang: str = "en") -> list[str]:
