@@ -283,50 +283,11 @@ _PERSON_PRONOUN = re.compile(
 )
 _PERSON_NAME = re.compile(r"(?<=[\w,'’\"][ \t])[A-ZÀ-Þ][a-zà-ÿ]{1,20}+(?![\w'’-])")
 """A capitalised word after a word on the same line (not the first of a sentence)."""
-_PLACE_WORDS = frozenset(
-    [
-        "in",
-        "at",
-        "on",
-        "near",
-        "from",
-        "into",
-        "around",
-        "across",
-        "via",
-        "à",
-        "au",
-        "aux",
-        "en",
-        "sur",
-        "dans",
-        "vers",
-        "près",
-        "de",
-        "du",
-        "des",
-        "em",
-        "no",
-        "na",
-        "nos",
-        "nas",
-        "do",
-        "da",
-        "dos",
-        "das",
-        "pelo",
-        "pela",
-        "nel",
-        "nella",
-        "im",
-        "am",
-        "bei",
-        "nach",
-        "von",
-        "aus",
-        "zu",
-    ]
-)
+_PLACE_WORDS = frozenset((
+    "in", "at", "on", "near", "from", "into", "around", "across", "via", "à", "au", "aux", "en",
+    "sur", "dans", "vers", "près", "de", "du", "des", "em", "no", "na", "nos", "nas", "do", "da",
+    "dos", "das", "pelo", "pela", "nel", "nella", "im", "am", "bei", "nach", "von", "aus", "zu",
+))  # fmt: skip
 """Prepositions after which a capitalised word is a place, not a person ("à Paris", "in
 Lisbon", "nach Berlin")."""
 NAME_PHRASE_WEIGHT = 1.0
@@ -1702,7 +1663,7 @@ class OfflineClassifier:
             confidence=round(confidence, 3),
             scores=rounded,
             reasoning=f"lexical match; best {names[ranked[0]]} ({top:.2f})"
-            + (f"; entry tools of the picked servers: {', '.join(entries[:8])}" if entries else ""),
+            + (f"; tools the picks need first: {', '.join(entries[:8])}" if entries else ""),
             cutoff=round(cutoff, 4),
             classifier=label,
             conversation=conversation,

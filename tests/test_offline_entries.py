@@ -295,7 +295,7 @@ def test_the_reasoning_names_the_tools_that_joined_as_entry_tools() -> None:
     resolver = Resolver(ResolverConfig(keyword_cache_file="", core_tools=()))
     prompt = "scale the checkout deployment to 5 replicas"
     res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=TOOLS)))
-    assert "entry tools of the picked servers: kube__kubectl_get" in res.reasoning
+    assert "tools the picks need first: kube__kubectl_get" in res.reasoning
     res = asyncio.run(resolver.resolve(TurnRequest(prompt="what's the weather", tools=TOOLS)))
     assert "entry tools" not in res.reasoning
 
