@@ -959,8 +959,7 @@ def _producers(
     one's in particular; a tool's first `MAX_PRODUCER_WORDS` identifiers are looked at."""
     said: dict[str, dict[int, None]] = {}
     for j, (name, description) in enumerate(tools):
-        words = _NAME_WORD.findall(name.rpartition(FAMILY_SEPARATOR)[2][:64])
-        if not {"list", "search"}.intersection(map(str.lower, words)):
+        if not {"list", "search"}.intersection(_name_words(name)):
             continue
         for match in _ID_WORD.finditer(description, 0, ENTITY_CHARS):
             said.setdefault(match.group(), {})[j] = None
@@ -1049,9 +1048,10 @@ _NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 def _name_words(name: str) -> list[str]:
-    """The lower-cased words (`_NAME_WORD`) of a family member's own name, after
-    ``<server>__`` (its first 64 characters)."""
-    return [w.lower() for w in _NAME_WORD.findall(name.partition(FAMILY_SEPARATOR)[2][:64])]
+    """The lower-cased words (`_NAME_WORD`) of a tool's own name: a family member's after
+    ``<server>__``, any other's whole (its first 64 characters)."""
+    own = name.partition(FAMILY_SEPARATOR)[2] or name
+    return [w.lower() for w in _NAME_WORD.findall(own[:64])]
 
 
 _READ_VERBS = frozenset({"get", "list"})
@@ -1106,12 +1106,16 @@ def _entry_picks(
     search tool is picked), its general reader (`SERVER_READER`), its click tool when a picked
     tool of it fills in a form (`FORM_SUBMIT`), the lister of the things a picked tool of it
     acts on one at a time (`LISTERS`), and its tools that take a URL when the prompt holds a
-    link."""
-    if not index.entries:
-        return []
+    link. Before them, the candidates that list an identifier a picked tool takes
+    (`PRODUCERS`)."""
     positions = index.positions
     picked = {positions[name] for name in chosen if name in positions}
-    out: list[str] = []
+    out = [
+        index.names[j]
+        for i in sorted(picked & index.producers.keys())
+        for j in index.producers[i]
+        if j not in picked
+    ]
     for entry in index.entries:
         mine = picked & entry.members
         if not mine:
@@ -1226,11 +1230,16 @@ def _with_persons(index: _Index, text: str, lang: str, words: list[str]) -> list
         slotted = _PERSON_NAME.sub(name, slotted)
     if slotted == head:
         return words
-    out = tokens(slotted + text[ENTITY_CHARS:])
-    if lang != "en":
-        own = stopwords().get(lang, frozenset())
-        out = [w for w in out if w not in own]
-    return out
+    return _topic_words(tokens(slotted + text[ENTITY_CHARS:]), lang)
+
+
+def _topic_words(words: list[str], lang: str) -> list[str]:
+    """`words` without the function words of `lang` when it is not English (another
+    language's function words are not its topic; `tokens` drops the English ones)."""
+    if lang == "en":
+        return words
+    own = stopwords().get(lang, frozenset())
+    return [w for w in words if w not in own]
 
 
 def _close(parts: Sequence[str], positions: Mapping[str, list[int]]) -> bool:
@@ -1363,9 +1372,7 @@ class OfflineClassifier:
         every: list[str] = []  # with the function words, which tell the language
         words = tokens(text, words=written, every=every)
         lang = latin_language(every, hints=letter_hits(text)) if words else "en"
-        if lang != "en":  # another language's function words are not its topic
-            own = stopwords().get(lang, frozenset())
-            words = [w for w in words if w not in own]
+        words = _topic_words(words, lang)
         if stops:
             words = [w for w in words if w not in stops and not _KANA_PAIR.fullmatch(w)]
         typed: dict[str, str] = {}
@@ -1640,21 +1647,16 @@ class OfflineClassifier:
             lists.extend(self._clause_picks(index, request, plain))
         chosen = _round_robin(lists, cap)
         entries: list[str] = []
-        if index.producers:
-            positions = index.positions
-            picked = {positions[name] for name in chosen}
-            entries.extend(
-                index.names[j]
-                for i in sorted(picked & index.producers.keys())
-                for j in index.producers[i]
-                if j not in picked
+        if index.entries or index.producers:
+            # the prompt's link and channel matter to a server's entry tools only
+            link = bool(index.entries) and _link_in(plain)
+            channel = (
+                bool(index.entries)
+                and CHANNEL_POST
+                and _CHANNEL.search(plain, 0, ENTITY_CHARS) is not None
             )
-        if index.entries:
-            link = _link_in(plain)
-            channel = CHANNEL_POST and _CHANNEL.search(plain, 0, ENTITY_CHARS) is not None
-            entries += _entry_picks(index, chosen, scores, link, channel)
-        entries = list(dict.fromkeys(entries))
-        chosen += tuple(entries)
+            entries = _entry_picks(index, chosen, scores, link, channel)
+            chosen += tuple(entries)
         second = scores[ranked[1]] if len(ranked) > 1 else 0.0
         margin = (top - second) / top
         confidence = min(1.0, 0.3 + 0.06 * top + 0.3 * margin)
