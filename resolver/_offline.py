@@ -205,6 +205,19 @@ CLAUSE_PICK_MAX = 8
 HEAD_YIELDS_TO_NAMES = True
 """Semantic extra: a prompt the conversation head calls conversation is still a task when it
 says a candidate's whole multi-word name or keyword phrase."""
+HEAD_YIELDS_TO_VALUES = True
+"""...and when it holds a value a tool acts on (a link, a path, a file name, a channel, SQL, an
+address: `_ENTITIES`, `_VALUE`) or names an MCP server ("compare config/app.yaml and
+config/db.yaml on the filesystem server"): the evidence that keeps a topical clause a task
+(`_asks_nothing`) keeps the turn a task too."""
+HEAD_PER_CLAUSE = True
+"""Semantic extra: a prompt the head calls conversation as a whole is still a task when one of
+its clauses (`clauses_of`; at most `CLAUSE_PICK_MAX` are read) is more likely a task than
+conversation on its own: a long aside that ends in a request ("ugh, what a week ... anyway, what
+I need: remind me at 3 to call the insurer") reads as conversation whole."""
+CLAUSE_TASK_P = 0.5
+"""A clause is a task for `HEAD_PER_CLAUSE` when the head's probability that it is conversation
+is below this (more likely a task than not), or below the turn's bar when that is lower."""
 TOPICAL = True
 """A clause with a marker that takes a topic (the catalog's ``conversation.topical``: "thanks
 for ...", "write a haiku about ...", "explain ...", "tips for ...") is conversation however many
@@ -1566,6 +1579,10 @@ class OfflineClassifier:
             if p_chat is not None:
                 bar = self.semantic.conversation_bar()
                 chat = p_chat >= bar
+                if chat and HEAD_PER_CLAUSE:
+                    chat = not self._clause_asks(
+                        self.semantic, short, min(bar, CLAUSE_TASK_P), stop
+                    )
         conversation = None if p_chat is None else round(p_chat, 4)
         task = plain
         if GLOSSARY and task.strip():
@@ -1576,10 +1593,11 @@ class OfflineClassifier:
         typos: dict[tuple[str, str], list[str]] = {}
         found: dict[str, str] = {}  # the values' terms, for `_entity_lists`
         own = self._query(index, task, typos=typos, entities=found) if task.strip() else {}
-        if chat and not (HEAD_YIELDS_TO_NAMES and any(map(_is_phrase, own))):
+        if chat and not (HEAD_YIELDS_TO_NAMES and self._says_task(index, task, own)):
             # ...unless the prompt says a candidate's whole multi-word name or keyword phrase
             # ("what's the definition of the word serendipity" on a surface with a
-            # word_definition tool): a request for that tool. The history does not count either.
+            # word_definition tool): a request for that tool; or holds a value a tool takes, or
+            # names a server. The history does not count either.
             return Classification(
                 selected=(),
                 confidence=0.0,
@@ -1690,6 +1708,36 @@ class OfflineClassifier:
             if best:
                 out.append([index.names[i] for i in best])
         return out
+
+    @staticmethod
+    def _clause_asks(semantic: SemanticScorer, text: str, below: float, stop: float) -> bool:
+        """Whether a clause of `text` is a task to the conversation head on its own (its
+        probability of conversation below `below`; `HEAD_PER_CLAUSE`). A text of one clause is
+        not read again, nor one of more than `CLAUSE_PICK_MAX`; past the turn's budget (`stop`)
+        the rest are not read."""
+        parts = clauses_of(text)
+        if not 1 < len(parts) <= CLAUSE_PICK_MAX:
+            return False
+        for part in parts:
+            if time.monotonic() > stop:
+                return False
+            p = semantic.conversation(part)
+            if p is not None and p < below:
+                return True
+        return False
+
+    @staticmethod
+    def _says_task(index: _Index, task: str, own: Mapping[str, float]) -> bool:
+        """Whether a prompt the conversation head calls conversation still asks for a tool: it
+        says a candidate's whole multi-word name or keyword phrase, or (`HEAD_YIELDS_TO_VALUES`)
+        holds a value a tool acts on (`_VALUE`, `_ENTITIES`) or names an MCP server."""
+        if any(map(_is_phrase, own)):
+            return True
+        if not HEAD_YIELDS_TO_VALUES:
+            return False
+        if _VALUE.search(task, 0, ENTITY_CHARS) or any(_entities_in(task)):
+            return True
+        return bool(index.families) and bool(_named_families(index, task[:ENTITY_CHARS]))
 
     def _asks_nothing(self, index: _Index, request: ClassifyInput) -> Callable[[str], bool]:
         """For `task_text`: whether a clause with a topical marker asks for no tool. It does

@@ -332,6 +332,68 @@ def test_the_conversation_head_yields_to_a_prompt_that_says_a_tools_name(
     assert allowed(named) == []
 
 
+def test_the_conversation_head_yields_to_a_value_or_a_named_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A social turn the head calls conversation still keeps its tools when it holds a value a
+    tool acts on (a file name) or names an MCP server: the evidence that keeps a topical clause
+    a task. A social turn with neither gets no tool."""
+    from resolver import _offline
+    from resolver._semantic import conversation_head
+
+    tools = [
+        *TOOLS,
+        ToolInfo(name="read_file", description="Read a file's text from disk."),
+        ToolInfo(name="filesystem__list_directory", description="List a directory's entries."),
+        ToolInfo(name="filesystem__move_file", description="Move or rename a file."),
+    ]
+    fused = resolver_for(True)
+    fused.warm(tools)
+    scorer, head = fused.offline.semantic, conversation_head()
+    assert scorer is not None and head is not None
+
+    def allowed(prompt: str) -> list[str]:
+        res = asyncio.run(fused.resolve(TurnRequest(prompt=prompt, tools=tools)))
+        return list(res.tools_allow or [])
+
+    value = "lol I love what you did with notes/retro.md"
+    server = "lol the filesystem server is so cute"
+    for prompt in (value, server):
+        p = scorer.conversation(prompt)
+        assert p is not None and p >= head.threshold
+    assert "read_file" in allowed(value)
+    assert any(name.startswith("filesystem__") for name in allowed(server))
+    assert allowed("thanks so much, you're the best") == []
+    monkeypatch.setattr(_offline, "HEAD_YIELDS_TO_VALUES", False)
+    assert allowed(value) == [] and allowed(server) == []
+
+
+def test_a_request_at_the_end_of_a_long_aside_is_a_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The head reads a long aside that ends in a request as conversation whole; one of its
+    clauses is a task on its own, so the turn is a task (`HEAD_PER_CLAUSE`)."""
+    from resolver import _offline
+
+    tools = [
+        *TOOLS,
+        ToolInfo(name="set_reminder", description="Remind the user of something at a given time."),
+    ]
+    fused = resolver_for(True)
+    fused.warm(tools)
+    prompt = (
+        "my week was chaos: the heating broke, my sister sent a hundred wedding memes and the "
+        "printer ran out of cyan ink even though I only print black and white. my knee hurts "
+        "when I run. oh and remind me at 3 to call the insurer"
+    )
+
+    def allowed() -> list[str]:
+        res = asyncio.run(fused.resolve(TurnRequest(prompt=prompt, tools=tools)))
+        return list(res.tools_allow or [])
+
+    assert "set_reminder" in allowed()
+    monkeypatch.setattr(_offline, "HEAD_PER_CLAUSE", False)
+    assert allowed() == []  # whole, the head calls it conversation
+
+
 def test_the_conversation_threshold_is_the_operators_to_move() -> None:
     """`conversationThreshold` replaces the head's own bar: at 1.0 no turn is conversation
     (a social turn that says a tool's word keeps that tool), at 0.0 every turn without a said
