@@ -329,6 +329,24 @@ def test_a_link_in_the_prompt_is_evidence_for_the_tools_that_take_a_url(tmp_path
     assert "open_page" not in allowed and scores.get("open_page", 0.0) == 0.0
 
 
+@pytest.mark.parametrize(
+    ("prompt", "needed"),
+    [
+        ("take a screenshot of https://status.example.com", {"browser"}),
+        (
+            "grab a screenshot of https://status.example.com and send it to Lena on WhatsApp",
+            {"browser", "message"},
+        ),
+    ],
+)
+def test_the_default_catalog_says_the_browser_opens_a_url(prompt: str, needed: set[str]) -> None:
+    """The browser's catalog description says it opens a URL (its `targetUrl`): a screenshot of
+    a link is the browser's, not only the page fetcher's, whose description says URL."""
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None))
+    res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=default_surface())))
+    assert needed <= set(res.tools_allow or [])
+
+
 SQL_RUNNER = ToolInfo(name="db_run", description="Run a read-only SQL statement.")
 
 
