@@ -533,6 +533,12 @@ ENTITY_CHARS = 2000
 """Values are looked for in the first this many characters of a text (bounded work)."""
 
 
+def _holds_value(text: str) -> bool:
+    """Whether the first `ENTITY_CHARS` characters of `text` hold a value a tool acts on
+    (`_VALUE`, `_ENTITIES`): what keeps a clause or a turn a task whatever its other words."""
+    return _VALUE.search(text, 0, ENTITY_CHARS) is not None or any(_entities_in(text))
+
+
 def _entities_in(text: str) -> Iterator[tuple[tuple[str, ...], bool]]:
     """The `_ENTITIES` in the first `ENTITY_CHARS` characters of `text`: (terms, bare) each."""
     lower = text[:ENTITY_CHARS].lower()
@@ -1572,17 +1578,14 @@ class OfflineClassifier:
         # the semantic extra's head: how likely the turn is conversation (no tool needed), and
         # whether that reaches its bar; it reads the clauses a topical marker took too ("thanks
         # for the reminder earlier! can you set another one for tomorrow?" is about a reminder)
-        p_chat, bar, chat = None, 1.0, False
-        if self.semantic is not None:
+        p_chat, bar, chat, short = None, 1.0, False, ""
+        scorer = self.semantic
+        if scorer is not None:
             short = plain if index.topical is None else task_text(index.markers, request.prompt)
-            p_chat = self.semantic.conversation(short) if short.strip() else None
+            p_chat = scorer.conversation(short) if short.strip() else None
             if p_chat is not None:
-                bar = self.semantic.conversation_bar()
+                bar = scorer.conversation_bar()
                 chat = p_chat >= bar
-                if chat and HEAD_PER_CLAUSE:
-                    chat = not self._clause_asks(
-                        self.semantic, short, min(bar, CLAUSE_TASK_P), stop
-                    )
         conversation = None if p_chat is None else round(p_chat, 4)
         task = plain
         if GLOSSARY and task.strip():
@@ -1593,11 +1596,19 @@ class OfflineClassifier:
         typos: dict[tuple[str, str], list[str]] = {}
         found: dict[str, str] = {}  # the values' terms, for `_entity_lists`
         own = self._query(index, task, typos=typos, entities=found) if task.strip() else {}
-        if chat and not (HEAD_YIELDS_TO_NAMES and self._says_task(index, task, own)):
+        if (
+            chat
+            and scorer is not None
+            and not (HEAD_YIELDS_TO_NAMES and self._says_task(index, task, own))
+            and not (
+                HEAD_PER_CLAUSE and self._clause_asks(scorer, short, min(bar, CLAUSE_TASK_P), stop)
+            )
+        ):
             # ...unless the prompt says a candidate's whole multi-word name or keyword phrase
             # ("what's the definition of the word serendipity" on a surface with a
             # word_definition tool): a request for that tool; or holds a value a tool takes, or
-            # names a server. The history does not count either.
+            # names a server; or a clause of it is a task alone (read last: it embeds each
+            # clause). The history does not count either.
             return Classification(
                 selected=(),
                 confidence=0.0,
@@ -1735,7 +1746,7 @@ class OfflineClassifier:
             return True
         if not HEAD_YIELDS_TO_VALUES:
             return False
-        if _VALUE.search(task, 0, ENTITY_CHARS) or any(_entities_in(task)):
+        if _holds_value(task):
             return True
         return bool(index.families) and bool(_named_families(index, task[:ENTITY_CHARS]))
 
@@ -1772,7 +1783,7 @@ class OfflineClassifier:
                 return False
             left[0] -= 1
             # values are looked for in the first `ENTITY_CHARS`: a longer clause stays a task
-            if len(clause) > ENTITY_CHARS or _VALUE.search(clause) or any(_entities_in(clause)):
+            if len(clause) > ENTITY_CHARS or _holds_value(clause):
                 return False
             parts = clauses_of(clause)
             if len(parts) > TOPICAL_PARTS:
