@@ -47,7 +47,9 @@ def main() -> int:
     parser.add_argument("--md-out")
     args = parser.parse_args()
     examples = json.loads(Path(args.data).read_text())["examples"]
-    config = ResolverConfig(keywordCacheFile="")
+    # words alone: the lexical conversation head is trained on this set (its own
+    # cross-validated figures: benchmark/results/conversation-ngrams.md)
+    config = ResolverConfig(keywordCacheFile="", offlineConversationHead=False)
     resolver = Resolver(config)
     tools = default_surface()
     resolver.warm(tools)

@@ -113,6 +113,12 @@ class ResolverConfig(_Strict):
     offline_semantic: bool = False
     """Fuse the packaged multilingual embedding model into the offline classifier (needs the
     `semantic` extra; without it the classifier stays lexical and a warning is logged)."""
+    offline_conversation_head: bool = True
+    """The offline classifier's lexical conversation head (character n-grams, shipped in
+    ``catalogs/conversation-ngrams.json``): a turn it takes for conversation (thanks, small
+    talk, explain/translate/write-a-poem) gets the core tools only, unless it says a tool's
+    name, holds a value a tool acts on, names a server, or a clause of it is a task alone.
+    With ``offlineSemantic`` on, the embedding model's head reads the turn instead."""
     conversation_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     """Semantic extra: the conversation head's probability at or above which a turn is taken
     for conversation (core tools only, unless the prompt says a tool's whole name). Null: the

@@ -30,6 +30,8 @@ How it decides (README, "Offline classifier"):
    adds a bonus to the tools the prompt stands out for before the cut-off (`_semantic`); each
    clause's most similar tool joins the surface when the model is sure of it (`_clause_picks`);
    its conversation head empties a social turn unless the prompt says a tool's whole name.
+   Without the extra, the lexical conversation head (`_ngram_head`: the turn's character
+   n-grams) does the same (`NGRAM_HEAD`).
 8. **A named server**: when the prompt names an MCP server (also mistyped by a letter left
    out, added or swapped), the other tools' evidence from the words its tools match too is
    discounted (`_prefer_named`), in the whole prompt and in each of its clauses: its tools
@@ -60,6 +62,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ._catalog import EffectiveCatalog
 from ._classify import Classification, ClassifyInput
@@ -202,16 +205,26 @@ whatever words it shares with the tools ("... then tell me whether I need an umb
 tomorrow" and a forecast tool) (`_clause_picks`). 0: off."""
 CLAUSE_PICK_MAX = 8
 """At most this many clauses of a prompt are embedded for `_clause_picks` (one query each)."""
+NGRAM_HEAD = True
+"""Without the semantic extra (or when its model is missing), the lexical conversation head
+(`_ngram_head`, config ``offlineConversationHead``) reads the turn instead: a turn at or above
+its threshold gets the core tools only, with the same exceptions as the semantic head's below."""
 HEAD_YIELDS_TO_NAMES = True
-"""Semantic extra: a prompt the conversation head calls conversation is still a task when it
+"""A prompt the conversation head calls conversation is still a task when it
 says a candidate's whole multi-word name or keyword phrase."""
 HEAD_YIELDS_TO_VALUES = True
 """...and when it holds a value a tool acts on (a link, a path, a file name, a channel, SQL, an
 address: `_ENTITIES`, `_VALUE`) or names an MCP server ("compare config/app.yaml and
 config/db.yaml on the filesystem server"): the evidence that keeps a topical clause a task
 (`_asks_nothing`) keeps the turn a task too."""
+HEAD_YIELDS_TO_UNLISTED = True
+"""...and when the tool it matches best (but the core ones) has no catalog keywords: an MCP
+server's, a plugin's, an operator's own tool. The heads learnt what a task is from utterances
+written for the default tools and the MCP servers the project measures; a surface's own tools
+make tasks of turns they never saw ("my dinner was 45 euros" beside a ledger tool, "how long by
+car to Lyon" beside a travel-time tool), and recall comes first."""
 HEAD_PER_CLAUSE = True
-"""Semantic extra: a prompt the head calls conversation as a whole is still a task when one of
+"""A prompt the head calls conversation as a whole is still a task when one of
 its clauses (`clauses_of`; at most `CLAUSE_PICK_MAX` are read) is more likely a task than
 conversation on its own: a long aside that ends in a request ("ugh, what a week ... anyway, what
 I need: remind me at 3 to call the insurer") reads as conversation whole."""
@@ -652,6 +665,8 @@ class _Index:
     kind of, a word none of that server's tools says (`KIND_PICKS`, `_add_product_words`)"""
     producers: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     """tool -> the candidates that list the identifiers it takes (`_producers`)"""
+    listed: frozenset[int] = frozenset()
+    """The tools with catalog keywords (`HEAD_YIELDS_TO_UNLISTED`)"""
 
     @functools.cached_property
     def cjk_set(self) -> frozenset[str]:
@@ -667,6 +682,17 @@ class _Index:
         (`_deletion_index`, for `_server_typos`)."""
         terms = dict.fromkeys(t for ts, _ in self.families for t in ts)
         return _deletion_index((t, t) for t in terms if _typo_term(t, MIN_SERVER_TYPO_LENGTH))
+
+    @functools.cached_property
+    def name_objects(self) -> tuple[tuple[str, ...], ...]:
+        """Each name's words after its first, when two or more are left: what the tool acts
+        on ("personal essay" of generate_personal_essay), for `_says_task`."""
+        tails = []
+        for name in self.names:
+            words = tuple(dict.fromkeys(t for t in tokens(name[:MAX_ID_CHARS]) if not has_cjk(t)))
+            if len(words) >= 3:
+                tails.append(words[1:])
+        return tuple(dict.fromkeys(tails))
 
     @functools.cached_property
     def positions(self) -> dict[str, int]:
@@ -858,6 +884,7 @@ def _build_index(
         Markers.of(catalog.topical) if TOPICAL else None,
         kinds if KIND_PICKS else {},
         _producers(tools, params) if PRODUCERS else {},
+        frozenset(range(len(names))) - bare,
     )
 
 
@@ -1288,12 +1315,27 @@ def _index_key(
     return (catalog.fingerprint, hash((tools, params)))
 
 
+class ConversationReader(Protocol):
+    """A conversation head as the classifier asks it: the semantic extra's (`SemanticScorer`)
+    or the lexical one (`NgramConversation`)."""
+
+    def conversation(self, prompt: str) -> float | None: ...
+
+    def conversation_bar(self) -> float: ...
+
+
 class OfflineClassifier:
     """BM25F-style lexical classifier over names, keywords and descriptions."""
 
     name = "offline"
 
-    def __init__(self, *, max_indexes: int = 8, semantic: SemanticScorer | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_indexes: int = 8,
+        semantic: SemanticScorer | None = None,
+        conversation: ConversationReader | None = None,
+    ) -> None:
         self._indexes: OrderedDict[tuple[str, int], _Index] = OrderedDict()
         self._max_indexes = max_indexes
         self._lock = threading.Lock()
@@ -1303,6 +1345,9 @@ class OfflineClassifier:
         beside the warm-up, doubling the CPU the first turn waits for)."""
         self.semantic = semantic
         """The optional semantic extra (None: lexical only)."""
+        self.conversation = conversation
+        """The lexical conversation head, read when the semantic one is off or missing (None:
+        no lexical head)."""
 
     def warm(
         self,
@@ -1578,14 +1623,20 @@ class OfflineClassifier:
         # the semantic extra's head: how likely the turn is conversation (no tool needed), and
         # whether that reaches its bar; it reads the clauses a topical marker took too ("thanks
         # for the reminder earlier! can you set another one for tomorrow?" is about a reminder)
-        p_chat, bar, chat, short = None, 1.0, False, ""
-        scorer = self.semantic
-        if scorer is not None:
+        # (without the extra, or when its model is missing, the lexical head reads it)
+        p_chat, bar, chat, head, short = None, 1.0, False, None, ""
+        readers = [r for r in (self.semantic, self.conversation if NGRAM_HEAD else None) if r]
+        if readers:
             short = plain if index.topical is None else task_text(index.markers, request.prompt)
-            p_chat = scorer.conversation(short) if short.strip() else None
+        for reader in readers:
+            # the lexical head reads the prompt whole, as it was trained: without its
+            # conversation clauses, "thanks, you saved my day" reads as a task
+            text = request.prompt if reader is self.conversation else short
+            p_chat = reader.conversation(text) if short.strip() else None
             if p_chat is not None:
-                bar = scorer.conversation_bar()
+                head, bar = reader, reader.conversation_bar()
                 chat = p_chat >= bar
+                break
         conversation = None if p_chat is None else round(p_chat, 4)
         task = plain
         if GLOSSARY and task.strip():
@@ -1596,30 +1647,32 @@ class OfflineClassifier:
         typos: dict[tuple[str, str], list[str]] = {}
         found: dict[str, str] = {}  # the values' terms, for `_entity_lists`
         own = self._query(index, task, typos=typos, entities=found) if task.strip() else {}
+        query = self._turn_query(index, request, task, own) if task.strip() else {}
+        scores, semantic = self._scored(index, request, query, plain)
         if (
             chat
-            and scorer is not None
+            and head is not None
             and not (HEAD_YIELDS_TO_NAMES and self._says_task(index, task, own))
+            and not (HEAD_YIELDS_TO_UNLISTED and _leads_unlisted(index, scores, request.core_tools))
             and not (
-                HEAD_PER_CLAUSE and self._clause_asks(scorer, short, min(bar, CLAUSE_TASK_P), stop)
+                HEAD_PER_CLAUSE and self._clause_asks(head, short, min(bar, CLAUSE_TASK_P), stop)
             )
         ):
             # ...unless the prompt says a candidate's whole multi-word name or keyword phrase
             # ("what's the definition of the word serendipity" on a surface with a
             # word_definition tool): a request for that tool; or holds a value a tool takes, or
-            # names a server; or a clause of it is a task alone (read last: it embeds each
-            # clause). The history does not count either.
+            # names a server; or its best tool is one the catalogs hold no keywords for; or a
+            # clause of it is a task alone (read last: it embeds each clause). The history
+            # does not count either.
             return Classification(
                 selected=(),
                 confidence=0.0,
                 reasoning=f"conversation: the head's p {p_chat:.2f} >= {bar:.2f}, no tool",
-                classifier="offline+semantic",
+                classifier="offline+semantic" if head is self.semantic else "offline",
                 has_signal=False,
                 conversation=conversation,
                 chat=True,
             )
-        query = self._turn_query(index, request, task, own) if task.strip() else {}
-        scores, semantic = self._scored(index, request, query, plain)
         label = "offline+semantic" if semantic else "offline"
         names = index.names
         # best first, ties by name: the scored tools in name order, then one stable sort (no
@@ -1721,7 +1774,7 @@ class OfflineClassifier:
         return out
 
     @staticmethod
-    def _clause_asks(semantic: SemanticScorer, text: str, below: float, stop: float) -> bool:
+    def _clause_asks(head: ConversationReader, text: str, below: float, stop: float) -> bool:
         """Whether a clause of `text` is a task to the conversation head on its own (its
         probability of conversation below `below`; `HEAD_PER_CLAUSE`). A text of one clause is
         not read again, nor one of more than `CLAUSE_PICK_MAX`; past the turn's budget (`stop`)
@@ -1732,7 +1785,7 @@ class OfflineClassifier:
         for part in parts:
             if time.monotonic() > stop:
                 return False
-            p = semantic.conversation(part)
+            p = head.conversation(part)
             if p is not None and p < below:
                 return True
         return False
@@ -1743,6 +1796,8 @@ class OfflineClassifier:
         says a candidate's whole multi-word name or keyword phrase, or (`HEAD_YIELDS_TO_VALUES`)
         holds a value a tool acts on (`_VALUE`, `_ENTITIES`) or names an MCP server."""
         if any(map(_is_phrase, own)):
+            return True
+        if any(all(map(own.__contains__, tail)) for tail in index.name_objects):
             return True
         if not HEAD_YIELDS_TO_VALUES:
             return False
@@ -1868,6 +1923,17 @@ def _cjk_stopwords() -> frozenset[str]:
     """The function words of the CJK languages in `catalogs/language.json`, folded."""
     lists = stopwords()
     return frozenset(w for lang in ("zh", "ja", "ko") for w in lists.get(lang, ()) if has_cjk(w))
+
+
+def _leads_unlisted(index: _Index, scores: Sequence[float], core: Collection[str]) -> bool:
+    """Whether the best-scoring tool but the core ones has no catalog keywords
+    (`HEAD_YIELDS_TO_UNLISTED`)."""
+    names = index.names
+    best, top = -1, 0.0
+    for i, score in enumerate(scores):
+        if score > top and names[i] not in core:
+            best, top = i, score
+    return best >= 0 and best not in index.listed
 
 
 def _is_phrase(term: str) -> bool:

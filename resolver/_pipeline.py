@@ -40,6 +40,7 @@ from ._limits import (
     bound_request,
     bound_tools,
 )
+from ._ngram_head import NgramConversation
 from ._offline import OfflineClassifier
 from ._reuse import ReuseStore, apply_reused, isolation_parts
 from ._semantic import SemanticScorer, default_cache_dir
@@ -516,7 +517,8 @@ class Resolver:
                 )
                 if self.config.offline_semantic
                 else None
-            )
+            ),
+            conversation=NgramConversation() if self.config.offline_conversation_head else None,
         )
         self.llm = llm if llm is not None else _default_llm(self.config)
         self.observers = list(observers)

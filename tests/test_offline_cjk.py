@@ -30,7 +30,11 @@ def _no_glossary(monkeypatch: pytest.MonkeyPatch) -> None:
 def resolver_with_keywords(tmp_path: Path, keywords: dict[str, list[str]]) -> Resolver:
     catalog = tmp_path / "catalog.json"
     catalog.write_text(json.dumps({"schemaVersion": 1, "keywords": keywords}))
-    return Resolver(ResolverConfig(catalogOverridesFile=str(catalog), coreTools=[]))
+    # the lexical scores alone: no conversation head to take a short question for small talk
+    config = ResolverConfig(
+        catalogOverridesFile=str(catalog), coreTools=[], offlineConversationHead=False
+    )
+    return Resolver(config)
 
 
 def scores(resolver: Resolver, prompt: str) -> dict[str, float]:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
+from resolver import _offline as _offline_mod
 from resolver._semantic import (
     INSTALL_HINT,
     NO_LEXICAL_REFERENCE,
@@ -306,6 +307,9 @@ def test_the_conversation_head_yields_to_a_prompt_that_says_a_tools_name(
     serendipity' is what the head calls conversation (the model could answer it), but it says
     the tool's whole name: a request for that tool. 'explain what petrichor means' says no
     name and stays conversation."""
+    # these tools have no catalog keywords: the head would yield to them all
+    # (`HEAD_YIELDS_TO_UNLISTED`); the rule read here is another one
+    monkeypatch.setattr(_offline_mod, "HEAD_YIELDS_TO_UNLISTED", False)
     from resolver import _offline
     from resolver._semantic import conversation_head
 
@@ -338,6 +342,9 @@ def test_the_conversation_head_yields_to_a_value_or_a_named_server(
     """A social turn the head calls conversation still keeps its tools when it holds a value a
     tool acts on (a file name) or names an MCP server: the evidence that keeps a topical clause
     a task. A social turn with neither gets no tool."""
+    # these tools have no catalog keywords: the head would yield to them all
+    # (`HEAD_YIELDS_TO_UNLISTED`); the rule read here is another one
+    monkeypatch.setattr(_offline_mod, "HEAD_YIELDS_TO_UNLISTED", False)
     from resolver import _offline
     from resolver._semantic import conversation_head
 
@@ -371,6 +378,9 @@ def test_the_conversation_head_yields_to_a_value_or_a_named_server(
 def test_a_request_at_the_end_of_a_long_aside_is_a_task(monkeypatch: pytest.MonkeyPatch) -> None:
     """The head reads a long aside that ends in a request as conversation whole; one of its
     clauses is a task on its own, so the turn is a task (`HEAD_PER_CLAUSE`)."""
+    # these tools have no catalog keywords: the head would yield to them all
+    # (`HEAD_YIELDS_TO_UNLISTED`); the rule read here is another one
+    monkeypatch.setattr(_offline_mod, "HEAD_YIELDS_TO_UNLISTED", False)
     from resolver import _offline
 
     tools = [
@@ -427,7 +437,8 @@ def test_a_turn_taken_for_conversation_says_so_on_the_resolution_and_the_telemet
 ) -> None:
     """The head's probability is on the resolution and the telemetry line whatever the
     threshold; a turn it takes for conversation carries `conversation_core_only` and says why,
-    one it keeps as a task does not. A lexical-only resolver leaves the field null."""
+    one it keeps as a task does not. Without the extra the lexical head's probability is there
+    (a task's low one); with no head at all the field is null."""
     import json
 
     import jsonschema
@@ -462,6 +473,7 @@ def test_a_turn_taken_for_conversation_says_so_on_the_resolution_and_the_telemet
     chat, chat_line = turn("chat", offlineSemantic=True, conversationThreshold=0.0)
     task, task_line = turn("task", offlineSemantic=True, conversationThreshold=1.0)
     lexical, lexical_line = turn("lexical")
+    headless, headless_line = turn("headless", offlineConversationHead=False)
 
     assert chat.conversation is not None and 0.0 <= chat.conversation < 1.0
     assert task.conversation == chat.conversation  # the head's reading, not the threshold's
@@ -471,11 +483,14 @@ def test_a_turn_taken_for_conversation_says_so_on_the_resolution_and_the_telemet
     assert set(chat.tools_allow or []) == set(ResolverConfig().core_tools)
     assert "conversation_core_only" not in task.reason_codes
     assert "automations" in (task.tools_allow or [])
-    assert lexical.conversation is None and lexical_line["conversation"] is None
+    assert lexical.conversation is not None and lexical.conversation < 0.5
+    assert lexical_line["conversation"] == lexical.conversation
     assert "conversation_core_only" not in lexical.reason_codes
+    assert headless.conversation is None and headless_line["conversation"] is None
     # what `resolver explain` and `resolver resolve` print
     from resolver._explain import conversation_line
 
     assert "taken for conversation" in (conversation_line(chat) or "")
     assert "kept as a task" in (conversation_line(task) or "")
-    assert conversation_line(lexical) is None
+    assert "kept as a task" in (conversation_line(lexical) or "")
+    assert conversation_line(headless) is None

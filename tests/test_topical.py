@@ -43,9 +43,14 @@ def extra_tools(resolver: Resolver, prompt: str) -> set[str]:
     return set(res.tools_allow or []) - set(resolver.config.core_tools)
 
 
+WORDS_ONLY = {"catalogOverridesFile": None, "offlineConversationHead": False}
+"""The markers' rule alone: no conversation head (`_ngram_head`) to take the turn for small talk
+by other means."""
+
+
 @pytest.fixture(scope="module")
 def resolver() -> Resolver:
-    return Resolver(ResolverConfig(catalogOverridesFile=None))
+    return Resolver(ResolverConfig(**WORDS_ONLY))
 
 
 @pytest.mark.parametrize("prompt", CHAT)
@@ -56,7 +61,7 @@ def test_a_topical_marker_takes_its_topic_as_conversation(
     of its topic ("cold", "plans", "travel", "savings plan")."""
     assert extra_tools(resolver, prompt) == set()
     monkeypatch.setattr(offline, "TOPICAL", False)
-    assert extra_tools(Resolver(ResolverConfig(catalogOverridesFile=None)), prompt)
+    assert extra_tools(Resolver(ResolverConfig(**WORDS_ONLY)), prompt)
 
 
 @pytest.mark.parametrize(("prompt", "tool"), TASKS)
@@ -64,8 +69,9 @@ def test_a_topical_clause_that_asks_for_a_tool_stays_a_task(
     resolver: Resolver, prompt: str, tool: str
 ) -> None:
     """A second request, a value (channel, handle, link, path) or strong evidence keep the
-    clause a task: recall first."""
+    clause a task: recall first; with the default conversation head too."""
     assert tool in extra_tools(resolver, prompt)
+    assert tool in extra_tools(Resolver(ResolverConfig(catalogOverridesFile=None)), prompt)
 
 
 def test_a_topical_clause_too_long_to_read_whole_stays_a_task(resolver: Resolver) -> None:

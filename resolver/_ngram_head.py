@@ -1,0 +1,125 @@
+"""The lexical conversation head: is a turn conversation (no tool needed), from its characters.
+
+The offline classifier matches words against tool text. A turn that needs no tool still shares
+words with some tool ("I GOT THE JOB!!!" and a cron job, "the message you helped me write was
+great" and a messaging tool), so word matching alone gives it tools. This head reads the turn
+the other way: a logistic regression on the turn's character n-grams (1 to `MAX_N` characters,
+within words; tf-idf, unit length), trained on utterances labelled conversation or task
+(``benchmark/training/``, written for the purpose; ``benchmark/train-conversation-ngrams.py``).
+It works in every language the training data has, needs no model and no third-party package,
+and costs well under a millisecond a turn.
+
+It is the default install's head; with the ``semantic`` extra, the embedding model's head
+(`resolver._semantic`) reads the turn instead. The classifier treats both the same way
+(`resolver._offline`): a turn at or above the head's threshold gets the core tools only, unless
+it says a tool's name, holds a value a tool acts on, names a server, or a clause of it is a task
+on its own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ._data import shipped_table
+from ._text import fold
+
+FORMAT = "resolver-conversation-ngrams/1"
+FILE = "conversation-ngrams.json"
+MAX_N = 4
+"""The longest n-gram (characters, a word's padding spaces included)."""
+MAX_CHARS = 400
+"""A longer text is not judged (no probability: the turn stays a task). The training utterances
+are at most about 200 characters; a longer prompt is outside what the head learnt, and the
+bound keeps a turn's cost under a millisecond. `ngrams` reads at most this many characters."""
+
+
+def ngrams(text: str, max_n: int = MAX_N) -> Counter[str]:
+    """How often each n-gram of 1 to `max_n` characters occurs within the words of `text`
+    (folded; each word padded with one space on each side, so "hi" gives " h", "i ", " hi "...).
+    A text without spaces (Chinese, Japanese) is one word: its n-grams are its runs."""
+    counts: Counter[str] = Counter()
+    for word in fold(text[:MAX_CHARS]).split():
+        padded = f" {word} "
+        size = len(padded)
+        for n in range(1, max_n + 1):
+            counts.update(padded[i : i + n] for i in range(size - n + 1))
+    return counts
+
+
+def features(counts: Counter[str], idf: dict[str, float]) -> dict[str, float]:
+    """The tf-idf vector of `counts` over the known n-grams (sublinear tf: 1 + ln tf), unit
+    length; empty when no n-gram is known."""
+    vec = {g: (1.0 + math.log(c)) * idf[g] for g, c in counts.items() if g in idf}
+    norm = math.sqrt(sum(v * v for v in vec.values()))
+    return {g: v / norm for g, v in vec.items()} if norm > 0.0 else {}
+
+
+@dataclass(frozen=True)
+class NgramHead:
+    """p(conversation) = sigmoid(bias + w · tfidf(text))."""
+
+    idf: dict[str, float]
+    weights: dict[str, float]
+    bias: float
+    threshold: float
+    max_n: int = MAX_N
+
+    def probability(self, text: str) -> float | None:
+        """How likely `text` is conversation; None when it is longer than `MAX_CHARS` or has
+        no known n-gram (nothing to judge by: the turn goes on as a task)."""
+        if len(text) > MAX_CHARS:
+            return None
+        vec = features(ngrams(text, self.max_n), self.idf)
+        if not vec:
+            return None
+        weights = self.weights
+        z = self.bias + sum(v * weights.get(g, 0.0) for g, v in vec.items())
+        z = max(-60.0, min(60.0, z))
+        return 1.0 / (1.0 + math.exp(-z))
+
+
+@lru_cache(maxsize=1)
+def ngram_head() -> NgramHead | None:
+    """The shipped head (``catalogs/conversation-ngrams.json``); None when it is missing or
+    malformed (the classifier then works without one)."""
+    data = shipped_table(FILE)
+    if data is None or data.get("format") != FORMAT:
+        return None
+    try:
+        table = data["ngrams"]
+        idf = {str(g): float(v[0]) for g, v in table.items()}
+        weights = {str(g): float(v[1]) for g, v in table.items() if float(v[1]) != 0.0}
+        head = NgramHead(
+            idf=idf,
+            weights=weights,
+            bias=float(data["bias"]),
+            threshold=float(data["threshold"]),
+            max_n=int(data.get("maxN", MAX_N)),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        return None
+    if not (0.0 <= head.threshold <= 1.0 and 1 <= head.max_n <= 8 and idf):
+        return None
+    return head
+
+
+class NgramConversation:
+    """The lexical head as the offline classifier asks for it (the same two questions as the
+    semantic extra's `SemanticScorer`): p(conversation) of a text and the bar."""
+
+    def __init__(self, conversation_threshold: float | None = None) -> None:
+        self.conversation_threshold = conversation_threshold
+        """The bar (None: the head's own threshold; config ``conversationThreshold``)."""
+
+    def conversation(self, text: str) -> float | None:
+        head = ngram_head()
+        return head.probability(text) if head is not None else None
+
+    def conversation_bar(self) -> float:
+        if self.conversation_threshold is not None:
+            return self.conversation_threshold
+        head = ngram_head()
+        return head.threshold if head is not None else 1.0

@@ -1,0 +1,203 @@
+"""The lexical conversation head (character n-grams): the default install's way to give a turn
+that needs no tool the core tools only, without taking tasks from the ones that do."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest, _offline
+from resolver import _ngram_head as ngram_mod
+from resolver._ngram_head import MAX_CHARS, NgramHead, features, ngram_head, ngrams
+from resolver._surface import default_surface
+
+# Written for these tests (not benchmark cases): social turns that share a word with a default
+# OpenClaw tool (screenshot, message, drafted, then) but ask for nothing.
+SOCIAL = (
+    "haha that screenshot you sent me earlier was hilarious",
+    "you're the best, that message you drafted for my landlord worked perfectly",
+    "ugh, monday again. coffee first, then we'll see",
+)
+
+
+def allowed(prompt: str, **config: object) -> set[str]:
+    """The tools one default-surface turn keeps beyond the core ones."""
+    cfg = ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None, **config)
+    resolver = Resolver(cfg)
+    res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=default_surface())))
+    assert res.tools_allow is not None
+    return set(res.tools_allow) - set(cfg.core_tools)
+
+
+def test_the_shipped_head_loads_with_a_threshold_chosen_for_at_most_one_percent_of_tasks() -> None:
+    head = ngram_head()
+    assert head is not None
+    assert 0.5 <= head.threshold < 1.0
+    meta = json.loads((Path(__file__).parents[1] / "catalogs/conversation-ngrams.json").read_text())
+    assert meta["_meta"]["maxTaskLoss"] == 0.01
+    assert all(path.startswith("benchmark/training/") for path in meta["_meta"]["trainedOn"])
+
+
+@pytest.mark.parametrize("prompt", SOCIAL)
+def test_a_social_turn_with_a_tools_word_gets_the_core_tools_only(prompt: str) -> None:
+    """On by default; off (`offlineConversationHead: false`) the same turn gets the tools its
+    words match, so the head is what empties it."""
+    assert allowed(prompt) == set()
+    assert allowed(prompt, offlineConversationHead=False)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "tool"),
+    [
+        ("thanks so much! can you remind me tomorrow at 9 to call the dentist", "automations"),
+        ("lol you're the best. what's the weather in Lisbon right now?", "web_search"),
+        ("haha love it, now send that screenshot to Ana on WhatsApp", "message"),
+        ("gracias!! recuérdame mañana a las 8 llamar al banco", "automations"),
+    ],
+)
+def test_a_task_said_in_a_friendly_way_keeps_its_tool(prompt: str, tool: str) -> None:
+    assert tool in allowed(prompt)
+
+
+def test_a_value_keeps_a_social_sounding_turn_a_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The head's exceptions hold for the lexical head too: a file name is a value a tool acts
+    on, so the turn keeps the tools its words match."""
+    prompt = "haha you are the best, thanks for retro.md"
+    head = ngram_head()
+    assert head is not None
+    p = head.probability(prompt)
+    assert p is not None and p >= head.threshold
+    assert allowed(prompt)
+    monkeypatch.setattr(_offline, "HEAD_YIELDS_TO_VALUES", False)
+    assert allowed(prompt) == set()
+
+
+def test_the_turn_records_the_lexical_heads_probability() -> None:
+    cfg = ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None)
+    res = asyncio.run(Resolver(cfg).resolve(TurnRequest(prompt=SOCIAL[0], tools=default_surface())))
+    assert "conversation_core_only" in res.reason_codes
+    assert res.source == "offline"
+
+
+def test_the_probability_is_the_documented_formula() -> None:
+    """sigmoid(bias + w . x), x the unit tf-idf vector of the known n-grams; a text with no
+    known n-gram has no probability (the turn stays a task)."""
+    head = NgramHead(
+        idf={" a": 1.0, "a ": 2.0, " b": 1.5},
+        weights={" a": 0.5, "a ": -1.0},
+        bias=0.25,
+        threshold=0.8,
+        max_n=2,
+    )
+    counts = ngrams("a a", max_n=2)
+    assert counts[" a"] == 2 and counts["a "] == 2
+    vec = features(counts, head.idf)
+    assert math.isclose(sum(v * v for v in vec.values()), 1.0)
+    z = 0.25 + 0.5 * vec[" a"] - 1.0 * vec["a "]
+    assert math.isclose(head.probability("a a") or 0.0, 1 / (1 + math.exp(-z)))
+    assert head.probability("zzz") is None
+
+
+def test_hostile_input_is_bounded_and_never_raises() -> None:
+    """A megabyte of one character or of mixed scripts: only `MAX_CHARS` are read, and a text
+    longer than that is not judged (the turn stays a task)."""
+    head = ngram_head()
+    assert head is not None
+    for text in ("a" * 1_000_000, "😀𝕏\u200b\x00 مرحبا 你好 " * 50_000, ""):
+        counts = ngrams(text)
+        assert sum(counts.values()) <= 4 * (MAX_CHARS + 2)
+        assert head.probability(text) is None  # too long to judge, or nothing known
+    p = head.probability("😀𝕏\u200b\x00 مرحبا 你好 " * 10)
+    assert p is not None and 0.0 <= p <= 1.0
+    assert head.probability("thanks so much! " * 30) is None  # longer than any training text
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"not json",
+        b"[]",
+        b'{"format": "resolver-conversation-ngrams/1"}',
+        b'{"format": "resolver-conversation-ngrams/1", "ngrams": {"a": "x"}, "bias": 0, '
+        b'"threshold": 0.8}',
+        b'{"format": "resolver-conversation-ngrams/1", "ngrams": {"a": [1, 1]}, "bias": 0, '
+        b'"threshold": 7}',
+        b'{"format": "other/1", "ngrams": {"a": [1, 1]}, "bias": 0, "threshold": 0.8}',
+    ],
+)
+def test_a_missing_or_malformed_head_file_leaves_the_classifier_without_a_head(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes
+) -> None:
+    """No head: the turn goes on as the lexical classifier alone would answer it."""
+    folder = tmp_path / "catalogs"
+    folder.mkdir()
+    (folder / "conversation-ngrams.json").write_bytes(content)
+    monkeypatch.setattr(ngram_mod, "shipped_table", lambda name: _table(folder / name))
+    ngram_head.cache_clear()
+    try:
+        assert ngram_head() is None
+        assert allowed(SOCIAL[0])  # the words' tools, as without a head
+    finally:
+        ngram_head.cache_clear()
+
+
+def _table(path: Path) -> dict[str, object] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def test_the_head_is_off_with_the_switch_and_validated() -> None:
+    from pydantic import ValidationError
+
+    assert ResolverConfig().offline_conversation_head is True
+    with pytest.raises(ValidationError, match="offlineConversationHead"):
+        ResolverConfig(offlineConversationHead="maybe")
+
+
+def test_the_head_yields_when_the_best_tool_has_no_catalog_keywords(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Beside an operator's own screenshot tool, a turn about a screenshot keeps it: the head
+    learnt what a task is on other tools (`HEAD_YIELDS_TO_UNLISTED`); with the rule off the
+    head empties the turn."""
+    own = ToolInfo(name="capture_screenshot", description="Capture a screenshot of the screen.")
+    tools = [*default_surface(), own]
+    config = ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None)
+
+    def kept() -> set[str]:
+        res = asyncio.run(Resolver(config).resolve(TurnRequest(prompt=SOCIAL[0], tools=tools)))
+        return set(res.tools_allow or []) - set(config.core_tools)
+
+    assert "capture_screenshot" in kept()
+    monkeypatch.setattr(_offline, "HEAD_YIELDS_TO_UNLISTED", False)
+    assert kept() == set()
+
+
+@pytest.mark.slow
+def test_the_shipped_head_is_what_the_training_script_makes(tmp_path: Path) -> None:
+    """`benchmark/train-conversation-ngrams.py` on the committed training files gives the
+    shipped weights and threshold exactly (plain numpy, deterministic)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).parents[1]
+    out = tmp_path / "head.json"
+    subprocess.run(
+        [sys.executable, str(root / "benchmark/train-conversation-ngrams.py"), "--out", str(out)],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    made = json.loads(out.read_text())
+    shipped = json.loads((root / "catalogs/conversation-ngrams.json").read_text())
+    for key in ("format", "maxN", "bias", "threshold", "ngrams"):
+        assert made[key] == shipped[key], key
