@@ -34,6 +34,7 @@ import numpy as np
 
 from resolver._ngram_head import FORMAT, MAX_N, features, ngrams
 from resolver.bench.harness import command_line
+from resolver.bench.heads import report_lines, threshold_for
 
 DATA = [
     "benchmark/training/conversation-acts.json",
@@ -134,31 +135,15 @@ def main() -> int:
         keep = np.concatenate([f for j, f in enumerate(folds) if j != k])
         idf, index, w, b = train([grams[i] for i in keep], y[keep])
         p[held] = predict([grams[i] for i in held], idf, index, w, b)
-    tasks, convs = p[y == 0.0], p[y == 1.0]
-    threshold = next(
-        (t for t in np.arange(0.5, 1.0, 0.01) if (tasks >= t).mean() <= MAX_TASK_LOSS), 0.99
-    )
+    threshold = threshold_for(p, y, MAX_TASK_LOSS)
     idf, index, w, b = train(grams, y)
     took = time.time() - started
     accuracy = float(((p >= 0.5) == (y == 1.0)).mean())
     lines = [
         f"{len(examples)} examples from {', '.join(args.data)}; {len(index)} n-grams "
         f"(1-{MAX_N} characters, in at least {MIN_DF} utterances); trained in {took:.0f} s",
-        f"5-fold cross-validated accuracy at 0.5: {accuracy:.3f}",
-        f"Threshold {threshold:.2f} (at most {MAX_TASK_LOSS:.0%} of tasks taken for "
-        f"conversation): tasks lost {(tasks >= threshold).mean():.3f}, conversation "
-        f"recognised {(convs >= threshold).mean():.3f}",
-        "",
-        "| language | conversation recognised | tasks lost |",
-        "|---|---:|---:|",
+        *report_lines(p, y, langs, threshold, MAX_TASK_LOSS),
     ]
-    for lang in sorted(set(langs)):
-        idx = np.array([i for i, x_ in enumerate(langs) if x_ == lang])
-        c = idx[y[idx] == 1.0]
-        t = idx[y[idx] == 0.0]
-        lines.append(
-            f"| {lang} | {(p[c] >= threshold).mean():.3f} | {(p[t] >= threshold).mean():.3f} |"
-        )
     payload = {
         "format": FORMAT,
         "maxN": MAX_N,

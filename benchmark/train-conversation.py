@@ -28,6 +28,7 @@ import numpy as np
 
 from resolver._semantic import load_encoder
 from resolver.bench.harness import command_line
+from resolver.bench.heads import report_lines, threshold_for
 
 L2 = 1e-3
 STEPS = 3000
@@ -74,27 +75,11 @@ def main() -> int:
         keep = np.concatenate([f for j, f in enumerate(folds) if j != k])
         w, b = fit(x[keep], y[keep])
         p[held] = 1.0 / (1.0 + np.exp(-(x[held] @ w + b)))
-    tasks, convs = p[y == 0.0], p[y == 1.0]
-    threshold = next(
-        (t for t in np.arange(0.5, 1.0, 0.01) if (tasks >= t).mean() <= MAX_TASK_LOSS), 0.99
-    )
+    threshold = threshold_for(p, y, MAX_TASK_LOSS)
     lines = [
-        f"{len(texts)} examples ({embed_s:.0f} s to embed); 5-fold cross-validated accuracy "
-        f"at 0.5: {((p >= 0.5) == (y == 1.0)).mean():.3f}",
-        f"Threshold {threshold:.2f} (at most {MAX_TASK_LOSS:.0%} of tasks taken for "
-        f"conversation): tasks lost {(tasks >= threshold).mean():.3f}, conversation "
-        f"recognised {(convs >= threshold).mean():.3f}",
-        "",
-        "| language | conversation recognised | tasks lost |",
-        "|---|---:|---:|",
+        f"{len(texts)} examples ({embed_s:.0f} s to embed)",
+        *report_lines(p, y, langs, threshold, MAX_TASK_LOSS),
     ]
-    for lang in sorted(set(langs)):
-        idx = np.array([i for i, x_ in enumerate(langs) if x_ == lang])
-        c = idx[y[idx] == 1.0]
-        t = idx[y[idx] == 0.0]
-        lines.append(
-            f"| {lang} | {(p[c] >= threshold).mean():.3f} | {(p[t] >= threshold).mean():.3f} |"
-        )
     w, b = fit(x, y)
     payload = {
         "format": "resolver-conversation-head/1",

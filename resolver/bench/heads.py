@@ -1,0 +1,44 @@
+"""Shared by the conversation heads' training scripts (``benchmark/train-conversation*.py``):
+the threshold chosen on cross-validated probabilities, and the per-language report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def threshold_for(p: Any, y: Any, max_task_loss: float) -> float:
+    """The lowest threshold in 0.50, 0.51, ... 0.99 at which at most `max_task_loss` of the
+    tasks (``y == 0``) have a probability of conversation at or above it (numpy arrays)."""
+    tasks = p[y == 0.0]
+    for step in range(50, 100):
+        t = step / 100
+        if (tasks >= t).mean() <= max_task_loss:
+            return t
+    return 0.99
+
+
+def report_lines(
+    p: Any, y: Any, langs: Sequence[str], threshold: float, max_task_loss: float
+) -> list[str]:
+    """The cross-validated summary at `threshold` and a table per language."""
+    import numpy as np
+
+    tasks, convs = p[y == 0.0], p[y == 1.0]
+    lines = [
+        f"5-fold cross-validated accuracy at 0.5: {((p >= 0.5) == (y == 1.0)).mean():.3f}",
+        f"Threshold {threshold:.2f} (at most {max_task_loss:.0%} of tasks taken for "
+        f"conversation): tasks lost {(tasks >= threshold).mean():.3f}, conversation "
+        f"recognised {(convs >= threshold).mean():.3f}",
+        "",
+        "| language | conversation recognised | tasks lost |",
+        "|---|---:|---:|",
+    ]
+    for lang in sorted(set(langs)):
+        idx = np.array([i for i, x in enumerate(langs) if x == lang])
+        c = idx[y[idx] == 1.0]
+        t = idx[y[idx] == 0.0]
+        lines.append(
+            f"| {lang} | {(p[c] >= threshold).mean():.3f} | {(p[t] >= threshold).mean():.3f} |"
+        )
+    return lines
