@@ -108,18 +108,17 @@ def ngram_head() -> NgramHead | None:
 
 class NgramConversation:
     """The lexical head as the offline classifier asks for it (the same two questions as the
-    semantic extra's `SemanticScorer`): p(conversation) of a text and the bar."""
+    semantic extra's `SemanticScorer`): p(conversation) of a text and the bar, the head's own
+    threshold (``conversationThreshold`` is the semantic head's)."""
 
-    def __init__(self, conversation_threshold: float | None = None) -> None:
-        self.conversation_threshold = conversation_threshold
-        """The bar (None: the head's own threshold; config ``conversationThreshold``)."""
+    def warm(self) -> None:
+        """Load the shipped head now (the index's warm-up), not on the first turn."""
+        ngram_head()
 
     def conversation(self, text: str) -> float | None:
         head = ngram_head()
         return head.probability(text) if head is not None else None
 
     def conversation_bar(self) -> float:
-        if self.conversation_threshold is not None:
-            return self.conversation_threshold
         head = ngram_head()
         return head.threshold if head is not None else 1.0

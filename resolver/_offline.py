@@ -70,6 +70,7 @@ from ._conversation import Markers, has_marker, task_text, without_markers
 from ._glossary import gloss
 from ._lang import english_words, latin_language, letter_hits, proper_names, stopwords
 from ._limits import MAX_ID_CHARS
+from ._ngram_head import NgramConversation
 from ._semantic import SemanticScorer, fuse, passage_text
 from ._synonyms import products, products_in, related, synonyms
 from ._text import FirstChars, cjk_words, find_word, fold, has_cjk, stem, tokens
@@ -1359,6 +1360,8 @@ class OfflineClassifier:
         index = self._index_for(tools, catalog, params)
         if self.semantic is not None:
             self.semantic.build(index.key, _passages(tools, catalog))
+        if isinstance(self.conversation, NgramConversation):
+            self.conversation.warm()
 
     def _index(self, request: ClassifyInput) -> _Index:
         return self._index_for(request.tools, request.catalog, request.params)

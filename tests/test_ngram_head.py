@@ -201,3 +201,11 @@ def test_the_shipped_head_is_what_the_training_script_makes(tmp_path: Path) -> N
     shipped = json.loads((root / "catalogs/conversation-ngrams.json").read_text())
     for key in ("format", "maxN", "bias", "threshold", "ngrams"):
         assert made[key] == shipped[key], key
+
+
+def test_the_warm_up_loads_the_head_so_the_first_turn_does_not() -> None:
+    ngram_head.cache_clear()
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None))
+    assert ngram_head.cache_info().currsize == 0
+    resolver.warm(default_surface())
+    assert ngram_head.cache_info().currsize == 1
