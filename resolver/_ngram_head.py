@@ -4,7 +4,7 @@ The offline classifier matches words against tool text. A turn that needs no too
 words with some tool ("I GOT THE JOB!!!" and a cron job, "the message you helped me write was
 great" and a messaging tool), so word matching alone gives it tools. This head reads the turn
 the other way: a logistic regression on the turn's character n-grams (1 to `MAX_N` characters,
-within words; tf-idf, unit length), trained on utterances labelled conversation or task
+across word boundaries; tf-idf, unit length), trained on utterances labelled conversation or task
 (``benchmark/training/``, written for the purpose; ``benchmark/train-conversation-ngrams.py``).
 It works in every language the training data has, needs no model and no third-party package,
 and costs well under a millisecond a turn.
@@ -26,10 +26,11 @@ from functools import lru_cache
 from ._data import shipped_table
 from ._text import fold
 
-FORMAT = "resolver-conversation-ngrams/1"
+FORMAT = "resolver-conversation-ngrams/2"
+"""/2: n-grams run across word boundaries (/1 read within words only)."""
 FILE = "conversation-ngrams.json"
-MAX_N = 4
-"""The longest n-gram (characters, a word's padding spaces included)."""
+MAX_N = 6
+"""The longest n-gram (characters, spaces included)."""
 MAX_CHARS = 400
 """A longer text is not judged (no probability: the turn stays a task). The training utterances
 are at most about 200 characters; a longer prompt is outside what the head learnt, and the
@@ -37,15 +38,19 @@ bound keeps a turn's cost under a millisecond. `ngrams` reads at most this many 
 
 
 def ngrams(text: str, max_n: int = MAX_N) -> Counter[str]:
-    """How often each n-gram of 1 to `max_n` characters occurs within the words of `text`
-    (folded; each word padded with one space on each side, so "hi" gives " h", "i ", " hi "...).
-    A text without spaces (Chinese, Japanese) is one word: its n-grams are its runs."""
+    """How often each n-gram of 1 to `max_n` characters occurs in `text` (folded, each run of
+    white space one space, padded with one space on each side, so "hi you" gives " h", "i y",
+    "hi yo"...). N-grams span word boundaries: "how are you" and "기분 어때" are read as the
+    phrases they are, not as separate words. At most `MAX_CHARS` characters are read; a text of
+    white space only has none."""
     counts: Counter[str] = Counter()
-    for word in fold(text[:MAX_CHARS]).split():
-        padded = f" {word} "
-        size = len(padded)
-        for n in range(1, max_n + 1):
-            counts.update(padded[i : i + n] for i in range(size - n + 1))
+    words = fold(text[:MAX_CHARS]).split()
+    if not words:
+        return counts
+    padded = f" {' '.join(words)} "
+    size = len(padded)
+    for n in range(1, max_n + 1):
+        counts.update(padded[i : i + n] for i in range(size - n + 1))
     return counts
 
 

@@ -226,7 +226,7 @@ make tasks of turns they never saw ("my dinner was 45 euros" beside a ledger too
 car to Lyon" beside a travel-time tool), and recall comes first."""
 HEAD_PER_CLAUSE = True
 """A prompt the head calls conversation as a whole is still a task when one of
-its clauses (`clauses_of`; at most `CLAUSE_PICK_MAX` are read) is more likely a task than
+its clauses (`clauses_of`; `_clause_asks` says how many are read) is more likely a task than
 conversation on its own: a long aside that ends in a request ("ugh, what a week ... anyway, what
 I need: remind me at 3 to call the insurer") reads as conversation whole."""
 CLAUSE_TASK_P = 0.5
@@ -1658,7 +1658,14 @@ class OfflineClassifier:
             and not (HEAD_YIELDS_TO_NAMES and self._says_task(index, task, own))
             and not (HEAD_YIELDS_TO_UNLISTED and _leads_unlisted(index, scores, request.core_tools))
             and not (
-                HEAD_PER_CLAUSE and self._clause_asks(head, short, min(bar, CLAUSE_TASK_P), stop)
+                HEAD_PER_CLAUSE
+                and self._clause_asks(
+                    head,
+                    short,
+                    min(bar, CLAUSE_TASK_P),
+                    stop,
+                    CLAUSE_PICK_MAX if head is self.semantic else MAX_SEGMENTS,
+                )
             )
         ):
             # ...unless the prompt says a candidate's whole multi-word name or keyword phrase
@@ -1777,13 +1784,17 @@ class OfflineClassifier:
         return out
 
     @staticmethod
-    def _clause_asks(head: ConversationReader, text: str, below: float, stop: float) -> bool:
+    def _clause_asks(
+        head: ConversationReader, text: str, below: float, stop: float, limit: int
+    ) -> bool:
         """Whether a clause of `text` is a task to the conversation head on its own (its
         probability of conversation below `below`; `HEAD_PER_CLAUSE`). A text of one clause is
-        not read again, nor one of more than `CLAUSE_PICK_MAX`; past the turn's budget (`stop`)
-        the rest are not read."""
+        not read again, nor one of more than `limit` (the semantic head embeds each clause:
+        `CLAUSE_PICK_MAX`; the lexical head judges only texts of `MAX_CHARS`, so its clauses
+        cost a millisecond together and a rambling 13-clause aside that ends in a request is
+        read whole: `MAX_SEGMENTS`); past the turn's budget (`stop`) the rest are not read."""
         parts = clauses_of(text)
-        if not 1 < len(parts) <= CLAUSE_PICK_MAX:
+        if not 1 < len(parts) <= limit:
             return False
         for part in parts:
             if time.monotonic() > stop:

@@ -12,7 +12,15 @@ import pytest
 
 from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest, _offline
 from resolver import _ngram_head as ngram_mod
-from resolver._ngram_head import MAX_CHARS, NgramHead, features, ngram_head, ngrams
+from resolver._ngram_head import (
+    MAX_CHARS,
+    MAX_N,
+    NgramConversation,
+    NgramHead,
+    features,
+    ngram_head,
+    ngrams,
+)
 from resolver._surface import default_surface
 
 # Written for these tests (not benchmark cases): social turns that share a word with a default
@@ -83,6 +91,27 @@ def test_the_turn_records_the_lexical_heads_probability() -> None:
     assert res.source == "offline"
 
 
+def test_a_long_aside_that_ends_in_a_request_keeps_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lexical head judges at most `MAX_CHARS`, so it reads every clause of a rambling turn
+    (the semantic head embeds at most `CLAUSE_PICK_MAX`): a turn of more clauses than that,
+    taken whole for conversation, keeps the tool its request clause asks for."""
+    prompt = (
+        "ugh what a day. the bus was late, the coffee machine broke, my boss was grumpy, lunch "
+        "was cold, it rained on the way home, the cat knocked over a plant, the neighbours are "
+        "loud again. anyway, remind me at 8 tomorrow to call the plumber. sorry for ranting"
+    )
+    assert len(_offline.clauses_of(prompt)) > _offline.CLAUSE_PICK_MAX
+    real = NgramConversation.conversation
+
+    def whole_is_chat(self: NgramConversation, text: str) -> float | None:
+        return 0.99 if text == prompt else real(self, text)
+
+    monkeypatch.setattr(NgramConversation, "conversation", whole_is_chat)
+    assert "automations" in allowed(prompt)
+    monkeypatch.setattr(_offline, "HEAD_PER_CLAUSE", False)
+    assert allowed(prompt) == set()
+
+
 def test_the_probability_is_the_documented_formula() -> None:
     """sigmoid(bias + w . x), x the unit tf-idf vector of the known n-grams; a text with no
     known n-gram has no probability (the turn stays a task)."""
@@ -95,6 +124,7 @@ def test_the_probability_is_the_documented_formula() -> None:
     )
     counts = ngrams("a a", max_n=2)
     assert counts[" a"] == 2 and counts["a "] == 2
+    assert ngrams("hi   you", max_n=3)["i y"] == 1  # across words, white space folded
     vec = features(counts, head.idf)
     assert math.isclose(sum(v * v for v in vec.values()), 1.0)
     z = 0.25 + 0.5 * vec[" a"] - 1.0 * vec["a "]
@@ -109,7 +139,7 @@ def test_hostile_input_is_bounded_and_never_raises() -> None:
     assert head is not None
     for text in ("a" * 1_000_000, "😀𝕏\u200b\x00 مرحبا 你好 " * 50_000, ""):
         counts = ngrams(text)
-        assert sum(counts.values()) <= 4 * (MAX_CHARS + 2)
+        assert sum(counts.values()) <= MAX_N * (MAX_CHARS + 2)
         assert head.probability(text) is None  # too long to judge, or nothing known
     p = head.probability("😀𝕏\u200b\x00 مرحبا 你好 " * 10)
     assert p is not None and 0.0 <= p <= 1.0

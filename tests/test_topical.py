@@ -92,10 +92,13 @@ def test_the_topic_is_judged_without_the_markers_own_words(resolver: Resolver) -
 
 
 def test_an_override_catalog_can_empty_the_topical_list(tmp_path: Path) -> None:
-    """The markers are data: an operator's ``conversation.topical: []`` turns the rule off."""
+    """The markers are data: an operator's ``conversation.topical: []`` turns the rule off (the
+    conversation head off too: it would answer the limerick by itself)."""
     catalog = tmp_path / "catalog.json"
     catalog.write_text(json.dumps({"schemaVersion": 1, "conversation": {"topical": []}}))
-    resolver = Resolver(ResolverConfig(catalogOverridesFile=str(catalog)))
+    resolver = Resolver(
+        ResolverConfig(catalogOverridesFile=str(catalog), offlineConversationHead=False)
+    )
     assert extra_tools(resolver, CHAT[0])
 
 
