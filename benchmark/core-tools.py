@@ -26,7 +26,6 @@ classifier does not pick by itself.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -34,11 +33,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from resolver import Resolver, ResolverConfig
+from resolver import ResolverConfig
 from resolver._config import DEFAULT_CORE_TOOLS
-from resolver.bench.cases import load_case_file
 from resolver.bench.harness import command_line
-from resolver.bench.runner import replay_cases
+from resolver.bench.runner import must_include_offline
 
 CODING = ("read", "write", "edit", "exec", "process")
 LISTS: dict[str, tuple[str, ...]] = {
@@ -75,12 +73,7 @@ def tool_bytes(names: tuple[str, ...]) -> int:
 
 def measure(core: tuple[str, ...], path: Path) -> tuple[int, int, float]:
     """(cases with every needed tool in the surface, cases, mean surface)."""
-    cases = load_case_file(path)
-    resolver = Resolver(ResolverConfig(keywordCacheFile="", coreTools=list(core)), llm=None)
-    resolver.llm = None
-    outcomes = asyncio.run(replay_cases(resolver, cases))
-    hits = sum(all(t in o.surface for t in o.required) for o in outcomes)
-    return hits, len(outcomes), sum(len(o.surface) for o in outcomes) / len(outcomes)
+    return must_include_offline(ResolverConfig(keywordCacheFile="", coreTools=list(core)), path)
 
 
 def main() -> int:

@@ -15,7 +15,6 @@ sixth held-out sets are blind: only their aggregate figures are printed.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -23,12 +22,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from resolver import Resolver, ResolverConfig
+from resolver import ResolverConfig
 from resolver._classify import Classification, ClassifyInput
 from resolver._offline import OfflineClassifier
-from resolver.bench.cases import load_case_file
 from resolver.bench.harness import command_line
-from resolver.bench.runner import replay_cases
+from resolver.bench.runner import must_include_offline
 
 CAPS: tuple[int | None, ...] = (None, 10, 8, 7, 6)
 SETS = (
@@ -60,13 +58,8 @@ class CappedOffline(OfflineClassifier):
 
 def measure(cap: int | None, path: Path) -> tuple[int, int, float]:
     """(cases with every needed tool in the surface, cases, mean surface)."""
-    cases = load_case_file(path)
     offline = CappedOffline(cap) if cap is not None else None
-    resolver = Resolver(ResolverConfig(keywordCacheFile=""), llm=None, offline=offline)
-    resolver.llm = None
-    outcomes = asyncio.run(replay_cases(resolver, cases))
-    hits = sum(all(t in o.surface for t in o.required) for o in outcomes)
-    return hits, len(outcomes), sum(len(o.surface) for o in outcomes) / len(outcomes)
+    return must_include_offline(ResolverConfig(keywordCacheFile=""), path, offline)
 
 
 def main() -> int:

@@ -11,10 +11,13 @@ import asyncio
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
+from pathlib import Path
 
+from .._config import ResolverConfig
+from .._offline import OfflineClassifier
 from .._pipeline import Resolver
 from .._types import Resolution, TurnRequest
-from .cases import BenchmarkCase, CaseSet
+from .cases import BenchmarkCase, CaseSet, load_case_file
 from .metrics import ERROR_CODES, CaseOutcome, score_case
 
 CURRENT_CASE: ContextVar[str | None] = ContextVar("resolver_bench_case", default=None)
@@ -89,3 +92,17 @@ async def replay_cases(
     if concurrency <= 1:
         return [await one(case) for case in cases.cases]
     return list(await asyncio.gather(*(one(case) for case in cases.cases)))
+
+
+def must_include_offline(
+    config: ResolverConfig, path: str | Path, offline: OfflineClassifier | None = None
+) -> tuple[int, int, float]:
+    """Replay a case file with the offline classifier only (no LLM), under `config` and, when
+    given, another offline classifier: (cases with every needed tool in the surface, cases,
+    mean surface). The benchmark scripts that compare settings side by side use it."""
+    cases = load_case_file(path)
+    resolver = Resolver(config, llm=None, offline=offline)
+    resolver.llm = None
+    outcomes = asyncio.run(replay_cases(resolver, cases))
+    hits = sum(all(t in o.surface for t in o.required) for o in outcomes)
+    return hits, len(outcomes), sum(len(o.surface) for o in outcomes) / len(outcomes)
