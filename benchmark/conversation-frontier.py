@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import sys
 import time
@@ -33,7 +32,7 @@ from resolver import Resolver, ResolverConfig
 from resolver._offline import CLAUSE_PICK_MAX, CLAUSE_TASK_P, clauses_of
 from resolver._semantic import conversation_head, load_encoder
 from resolver.bench.cases import load_case_file
-from resolver.bench.harness import command_line
+from resolver.bench.harness import benchmark_script, command_line
 from resolver.bench.metrics import summarize
 from resolver.bench.runner import replay_cases
 
@@ -54,10 +53,7 @@ def training_losses(bars: list[float]) -> list[float]:
     read as `classify_sync` reads them; the folds and the fit are `train-conversation.py`'s."""
     import numpy as np
 
-    spec = importlib.util.spec_from_file_location("train", REPO / "benchmark/train-conversation.py")
-    assert spec is not None and spec.loader is not None
-    train = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(train)
+    train = benchmark_script(REPO / "benchmark/train-conversation.py")
     examples = json.loads((REPO / TRAINING).read_text())["examples"]
     y = np.array([1.0 if e["label"] == "conversation" else 0.0 for e in examples])
     encoder = load_encoder()

@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from resolver import ResolverConfig
 from resolver._config import DEFAULT_CORE_TOOLS
+from resolver.bench.cases import MCP_SETS
 from resolver.bench.harness import command_line
 from resolver.bench.runner import must_include_offline
 
@@ -45,18 +46,7 @@ LISTS: dict[str, tuple[str, ...]] = {
     "coding": CODING,
     "none": (),
 }
-SETS = (
-    "curated",
-    "parallel",
-    "compositional",
-    "mcp",
-    "mcp-heldout",
-    "mcp-heldout-2",
-    "mcp-heldout-3",
-    "mcp-heldout-4",
-    "mcp-heldout-5",
-    "mcp-heldout-6",
-)
+SETS = ("curated", "parallel", "compositional", *MCP_SETS)
 
 
 def tool_bytes(names: tuple[str, ...]) -> int:

@@ -16,11 +16,9 @@ case files are not used.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 from pathlib import Path
-from types import ModuleType
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -29,7 +27,7 @@ import numpy as np
 
 from resolver._ngram_head import ngrams
 from resolver._semantic import conversation_head, load_encoder
-from resolver.bench.harness import command_line
+from resolver.bench.harness import benchmark_script, command_line
 from resolver.bench.heads import threshold_for
 
 TRAIN = [
@@ -38,15 +36,6 @@ TRAIN = [
     "benchmark/training/conversation-acts-3.json",
 ]
 TEST = "benchmark/training/conversation-acts-4.json"
-
-
-def script(name: str) -> ModuleType:
-    """A training script of this folder, as a module (their names have hyphens)."""
-    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), REPO / "benchmark" / name)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def examples(paths: list[str]) -> tuple[list[str], np.ndarray]:
@@ -82,7 +71,7 @@ def main() -> int:
     test_texts, test_y = examples([args.test])
     rows: list[tuple[str, float, np.ndarray]] = []
 
-    lexical = script("train-conversation-ngrams.py")
+    lexical = benchmark_script(REPO / "benchmark/train-conversation-ngrams.py")
     grams = [ngrams(t) for t in texts]
     yf = y.astype(float)
 
@@ -95,7 +84,7 @@ def main() -> int:
     p = test_lexical = lexical.predict([ngrams(t) for t in test_texts], idf, index, w, b)
     rows.append((f"lexical head (character n-grams), trained on {len(texts)}", bar, p))
 
-    semantic = script("train-conversation.py")
+    semantic = benchmark_script(REPO / "benchmark/train-conversation.py")
     encoder = load_encoder()
     x = np.array([encoder.query(t) for t in texts], dtype=np.float64) * semantic.SCALE
     x_test = np.array([encoder.query(t) for t in test_texts], dtype=np.float64)

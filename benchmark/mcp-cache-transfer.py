@@ -22,7 +22,6 @@ seconds and live in a temporary folder).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -33,11 +32,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from resolver.bench.cases import CaseSet, load_case_file, parse_case_file
+from resolver.bench.harness import benchmark_script
 
-_spec = importlib.util.spec_from_file_location("mcp_tuning", REPO / "benchmark/mcp-tuning.py")
-assert _spec is not None and _spec.loader is not None
-mcp_tuning = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(mcp_tuning)
+mcp_tuning = benchmark_script(REPO / "benchmark/mcp-tuning.py")
 
 LEARN = ("benchmark/benchmark-v1-mcp.json", "benchmark/benchmark-v1-mcp-heldout.json")
 MEASURE = "benchmark/benchmark-v1-mcp-heldout-2.json"

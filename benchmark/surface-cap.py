@@ -25,19 +25,12 @@ sys.path.insert(0, str(REPO))
 from resolver import ResolverConfig
 from resolver._classify import Classification, ClassifyInput
 from resolver._offline import OfflineClassifier
+from resolver.bench.cases import MCP_SETS
 from resolver.bench.harness import command_line
 from resolver.bench.runner import must_include_offline
 
 CAPS: tuple[int | None, ...] = (None, 10, 8, 7, 6)
-SETS = (
-    "mcp",
-    "mcp-heldout",
-    "mcp-heldout-2",
-    "mcp-heldout-3",
-    "mcp-heldout-4",
-    "mcp-heldout-5",
-    "mcp-heldout-6",
-)
+SETS = MCP_SETS
 
 
 class CappedOffline(OfflineClassifier):

@@ -24,6 +24,18 @@ from .._files import read_user_file
 from .._surface import default_surface, load_tools_file
 from .._types import Message, ToolInfo
 
+MCP_SETS = (
+    "mcp",
+    "mcp-heldout",
+    "mcp-heldout-2",
+    "mcp-heldout-3",
+    "mcp-heldout-4",
+    "mcp-heldout-5",
+    "mcp-heldout-6",
+)
+"""The MCP case sets (``benchmark/benchmark-v1-<name>.json``): the MCP set and its held-out
+sets, all on the 268-tool surface of OpenClaw 2026.9.6 with 15 MCP servers."""
+
 
 class CaseTool(BaseModel):
     """One candidate tool of a case file (extra keys are ignored; ``parameters``, a JSON

@@ -13,6 +13,7 @@ result and its header say which and why.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shlex
 import sys
@@ -21,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
 from .._catalog import CatalogStore
@@ -180,6 +182,17 @@ def effective_descriptions(config: ResolverConfig, cases: CaseSet) -> list[tuple
     """(name, description) of every candidate as the classifier sees it."""
     catalog = CatalogStore(config).current()
     return [(t.name, catalog.describe(t.name, t.description)) for t in cases.candidates]
+
+
+def benchmark_script(path: Path) -> ModuleType:
+    """A script of ``benchmark/`` as a module, for another script that reuses its functions and
+    constants (their file names have hyphens, so they cannot be imported by name)."""
+    spec = importlib.util.spec_from_file_location(path.stem.replace("-", "_"), path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def command_line(argv: list[str]) -> str:
