@@ -127,3 +127,9 @@ class NgramConversation:
     def conversation_bar(self) -> float:
         head = ngram_head()
         return head.threshold if head is not None else 1.0
+
+    def bias(self) -> float | None:
+        """The shipped head's bias (what identifies it to the semantic head's pair bar), None
+        when it is missing."""
+        head = ngram_head()
+        return head.bias if head is not None else None

@@ -31,7 +31,8 @@ How it decides (README, "Offline classifier"):
    clause's most similar tool joins the surface when the model is sure of it (`_clause_picks`);
    its conversation head empties a social turn unless the prompt says a tool's whole name.
    Without the extra, the lexical conversation head (`_ngram_head`: the turn's character
-   n-grams) does the same (`NGRAM_HEAD`).
+   n-grams) does the same (`NGRAM_HEAD`); with it, both heads read the turn together
+   (`BothHeads`).
 8. **A named server**: when the prompt names an MCP server (also mistyped by a letter left
    out, added or swapped), the other tools' evidence from the words its tools match too is
    discounted (`_prefer_named`), in the whole prompt and in each of its clauses: its tools
@@ -207,9 +208,12 @@ tomorrow" and a forecast tool) (`_clause_picks`). 0: off."""
 CLAUSE_PICK_MAX = 8
 """At most this many clauses of a prompt are embedded for `_clause_picks` (one query each)."""
 NGRAM_HEAD = True
-"""Without the semantic extra (or when its model is missing), the lexical conversation head
-(`_ngram_head`, config ``offlineConversationHead``) reads the turn instead: a turn at or above
-its threshold gets the core tools only, with the same exceptions as the semantic head's below."""
+"""The lexical conversation head (`_ngram_head`, config ``offlineConversationHead``): without the
+semantic extra (or when its model is missing) it reads the turn instead of the semantic head; a
+turn at or above its threshold gets the core tools only, with the same exceptions as the
+semantic head's below. With the extra, the two heads read the turn together (`BothHeads`), when
+the semantic head holds a bar for this lexical head; a prompt longer than the lexical head
+judges is the semantic head's alone."""
 HEAD_YIELDS_TO_NAMES = True
 """A prompt the conversation head calls conversation is still a task when it
 says a candidate's whole multi-word name or keyword phrase."""
@@ -1325,6 +1329,50 @@ class ConversationReader(Protocol):
     def conversation_bar(self) -> float: ...
 
 
+class BothHeads:
+    """The semantic extra's conversation head and the lexical one read together: the mean of
+    their log-odds, against a bar chosen on both heads' cross-validated probabilities
+    (``benchmark/train-conversation.py``). On unseen utterances the two together recognise more
+    conversation at fewer tasks lost than either alone (``benchmark/results/heads-unseen.md``):
+    the embedding reads meaning, the n-grams read phrasing."""
+
+    def __init__(self, semantic: SemanticScorer, lexical: ConversationReader, bar: float) -> None:
+        self.semantic = semantic
+        self.lexical = lexical
+        self.bar = bar
+
+    def read(self, short: str, whole: str) -> float | None:
+        """p(conversation) from the semantic head on `short` (the prompt without its
+        conversation clauses) and the lexical head on `whole` (the prompt as it was trained);
+        None when either has none (a prompt longer than the lexical head judges; the model not
+        loaded): the classifier then asks the heads one by one. The lexical head is asked
+        first, so a prompt it does not judge is not embedded here."""
+        lexical = self.lexical.conversation(whole)
+        if lexical is None:
+            return None
+        semantic = self.semantic.conversation(short)
+        if semantic is None:
+            return None
+        return log_odds_mean(semantic, lexical)
+
+    def conversation(self, text: str) -> float | None:
+        return self.read(text, text)
+
+    def conversation_bar(self) -> float:
+        return self.bar
+
+
+def log_odds_mean(a: float, b: float) -> float:
+    """The sigmoid of the mean of two probabilities' log-odds (each clipped to 1e-6 from 0 and
+    1)."""
+
+    def logit(p: float) -> float:
+        p = min(1.0 - 1e-6, max(1e-6, p))
+        return math.log(p / (1.0 - p))
+
+    return 1.0 / (1.0 + math.exp(-(logit(a) + logit(b)) / 2.0))
+
+
 class OfflineClassifier:
     """BM25F-style lexical classifier over names, keywords and descriptions."""
 
@@ -1628,14 +1676,19 @@ class OfflineClassifier:
         # for the reminder earlier! can you set another one for tomorrow?" is about a reminder)
         # (without the extra, or when its model is missing, the lexical head reads it)
         p_chat, bar, chat, head, short = None, 1.0, False, None, ""
-        readers = [r for r in (self.semantic, self.conversation if NGRAM_HEAD else None) if r]
+        lexical = self.conversation if NGRAM_HEAD else None
+        readers = [r for r in (self._both_heads(lexical), self.semantic, lexical) if r]
         if readers:
             short = plain if index.topical is None else task_text(index.markers, request.prompt)
         for reader in readers:
             # the lexical head reads the prompt whole, as it was trained: without its
             # conversation clauses, "thanks, you saved my day" reads as a task
-            text = request.prompt if reader is self.conversation else short
-            p_chat = reader.conversation(text) if short.strip() else None
+            if not short.strip():
+                p_chat = None
+            elif isinstance(reader, BothHeads):
+                p_chat = reader.read(short, request.prompt)
+            else:
+                p_chat = reader.conversation(request.prompt if reader is lexical else short)
             if p_chat is not None:
                 head, bar = reader, reader.conversation_bar()
                 chat = p_chat >= bar
@@ -1660,11 +1713,10 @@ class OfflineClassifier:
             and not (
                 HEAD_PER_CLAUSE
                 and self._clause_asks(
-                    head,
+                    [(r, MAX_SEGMENTS if r is lexical else CLAUSE_PICK_MAX) for r in readers],
                     short,
                     min(bar, CLAUSE_TASK_P),
                     stop,
-                    CLAUSE_PICK_MAX if head is self.semantic else MAX_SEGMENTS,
                 )
             )
         ):
@@ -1678,7 +1730,7 @@ class OfflineClassifier:
                 selected=(),
                 confidence=0.0,
                 reasoning=f"conversation: the head's p {p_chat:.2f} >= {bar:.2f}, no tool",
-                classifier="offline+semantic" if head is self.semantic else "offline",
+                classifier="offline" if head is lexical else "offline+semantic",
                 has_signal=False,
                 conversation=conversation,
                 chat=True,
@@ -1783,23 +1835,36 @@ class OfflineClassifier:
                 out.append([index.names[i] for i in best])
         return out
 
+    def _both_heads(self, lexical: ConversationReader | None) -> BothHeads | None:
+        """The semantic and lexical heads together, when both are on and the semantic head
+        holds a bar for this lexical head (`SemanticScorer.pair_bar`)."""
+        if self.semantic is None or not isinstance(lexical, NgramConversation):
+            return None
+        bias = lexical.bias()
+        bar = None if bias is None else self.semantic.pair_bar(bias)
+        return None if bar is None else BothHeads(self.semantic, lexical, bar)
+
     @staticmethod
     def _clause_asks(
-        head: ConversationReader, text: str, below: float, stop: float, limit: int
+        readers: Sequence[tuple[ConversationReader, int]], text: str, below: float, stop: float
     ) -> bool:
-        """Whether a clause of `text` is a task to the conversation head on its own (its
-        probability of conversation below `below`; `HEAD_PER_CLAUSE`). A text of one clause is
-        not read again, nor one of more than `limit` (the semantic head embeds each clause:
-        `CLAUSE_PICK_MAX`; the lexical head judges only texts of `MAX_CHARS`, so its clauses
-        cost a millisecond together and a rambling 13-clause aside that ends in a request is
-        read whole: `MAX_SEGMENTS`); past the turn's budget (`stop`) the rest are not read."""
+        """Whether a clause of `text` is a task to the conversation heads on its own (its
+        probability of conversation below `below`; `HEAD_PER_CLAUSE`). Each clause is read by
+        the first of `readers` (the heads together, the semantic head, the lexical head: those
+        that are on) that reads a text of this many clauses (its limit: the semantic head embeds
+        each clause, so with it at most `CLAUSE_PICK_MAX`; the lexical head alone judges only
+        texts of `MAX_CHARS`, so its clauses cost a millisecond together and a rambling
+        13-clause aside that ends in a request is read whole: `MAX_SEGMENTS`) and has a
+        probability for it. A text of one clause is not read again; past the turn's budget
+        (`stop`) the rest are not read."""
         parts = clauses_of(text)
-        if not 1 < len(parts) <= limit:
+        usable = [reader for reader, limit in readers if len(parts) <= limit]
+        if len(parts) < 2 or not usable:
             return False
         for part in parts:
             if time.monotonic() > stop:
                 return False
-            p = head.conversation(part)
+            p = next((p for p in (r.conversation(part) for r in usable) if p is not None), None)
             if p is not None and p < below:
                 return True
         return False

@@ -242,6 +242,19 @@ class SemanticScorer:
         head = conversation_head()
         return head.threshold if head is not None else 1.0
 
+    def pair_bar(self, lexical_bias: float) -> float | None:
+        """The bar of this head and the lexical one read together (`resolver._offline.BothHeads`):
+        `conversation_threshold` when set, else the shipped pair threshold; None when the shipped
+        head holds no pair threshold for the lexical head whose bias is `lexical_bias` (it was
+        chosen on both heads' cross-validated probabilities, so it holds for those two heads
+        only: a head retrained alone does not pair)."""
+        head = conversation_head()
+        if head is None or head.pair_bias is None or head.pair_bias != round(lexical_bias, 6):
+            return None
+        if self.conversation_threshold is not None:
+            return self.conversation_threshold
+        return head.pair_threshold
+
     def build_soon(self, key: Any, texts: Sequence[str]) -> None:
         """Start building a candidate set's matrix in a daemon thread (once)."""
         with self._lock:
@@ -301,6 +314,10 @@ class ConversationHead:
     bias: float
     scale: float
     threshold: float
+    pair_threshold: float | None = None
+    """The threshold of this head and the lexical one together (`SemanticScorer.pair_bar`)."""
+    pair_bias: float | None = None
+    """The bias of the lexical head `pair_threshold` was chosen with."""
 
 
 @lru_cache(maxsize=1)
@@ -308,14 +325,19 @@ def conversation_head() -> ConversationHead | None:
     """The shipped head (``catalogs/conversation-e5.json``), or None when it is missing."""
     try:
         data = json.loads((data_dir("catalogs") / "conversation-e5.json").read_text())
+        pair = data.get("pair") or {}
+        if not 0.0 <= float(pair.get("threshold", 0.0)) <= 1.0:
+            pair = {}
         return ConversationHead(
             model=str(data["model"]),
             weights=tuple(float(v) for v in data["weights"]),
             bias=float(data["bias"]),
             scale=float(data.get("scale", 1.0)),
             threshold=float(data["threshold"]),
+            pair_threshold=float(pair["threshold"]) if "threshold" in pair else None,
+            pair_bias=float(pair["lexicalBias"]) if "lexicalBias" in pair else None,
         )
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 

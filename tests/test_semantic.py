@@ -387,7 +387,13 @@ def test_a_request_at_the_end_of_a_long_aside_is_a_task(monkeypatch: pytest.Monk
         *TOOLS,
         ToolInfo(name="set_reminder", description="Remind the user of something at a given time."),
     ]
-    fused = resolver_for(True)
+    # the shipped heads together already call this prompt a task whole (p about 0.4); at a bar
+    # the whole prompt reaches, the clauses are what keeps its tool
+    bar = 0.3
+    config = ResolverConfig(
+        catalogOverridesFile=None, offlineSemantic=True, coreTools=[], conversationThreshold=bar
+    )
+    fused = Resolver(config)
     fused.warm(tools)
     prompt = (
         "my week was chaos: the heating broke, my sister sent a hundred wedding memes and the "
@@ -397,11 +403,147 @@ def test_a_request_at_the_end_of_a_long_aside_is_a_task(monkeypatch: pytest.Monk
 
     def allowed() -> list[str]:
         res = asyncio.run(fused.resolve(TurnRequest(prompt=prompt, tools=tools)))
+        assert res.conversation is not None and res.conversation >= bar
         return list(res.tools_allow or [])
 
     assert "set_reminder" in allowed()
     monkeypatch.setattr(_offline, "HEAD_PER_CLAUSE", False)
     assert allowed() == []  # whole, the head calls it conversation
+
+
+def test_a_request_after_more_clauses_than_are_embedded_is_still_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the extra, at most `CLAUSE_PICK_MAX` clauses are embedded; past that the lexical
+    head reads every clause alone (`_clause_asks`), so a 12-clause aside that ends in a request
+    keeps its tool. When no head may read that many clauses, the request is lost."""
+    from resolver import _offline
+    from resolver._offline import CLAUSE_PICK_MAX, clauses_of
+
+    monkeypatch.setattr(_offline_mod, "HEAD_YIELDS_TO_UNLISTED", False)
+    tools = [
+        *TOOLS,
+        ToolInfo(name="set_reminder", description="Remind the user of something at a given time."),
+    ]
+    bar = 0.3  # a bar the whole aside reaches, so that its clauses decide
+    config = ResolverConfig(
+        catalogOverridesFile=None, offlineSemantic=True, coreTools=[], conversationThreshold=bar
+    )
+    fused = Resolver(config)
+    fused.warm(tools)
+    prompt = (
+        "what a week. the heating broke. my sister sent memes. the printer jammed. my knee "
+        "hurts. the cat threw up. the bus was late. I burnt the toast. the wifi died. my plant "
+        "wilted. I lost a sock. anyway, remind me at 3 to call the insurer"
+    )
+    assert len(clauses_of(prompt)) > CLAUSE_PICK_MAX
+
+    def allowed() -> list[str]:
+        res = asyncio.run(fused.resolve(TurnRequest(prompt=prompt, tools=tools)))
+        assert res.conversation is not None and res.conversation >= bar
+        return list(res.tools_allow or [])
+
+    assert "set_reminder" in allowed()
+    monkeypatch.setattr(_offline, "MAX_SEGMENTS", CLAUSE_PICK_MAX)
+    assert allowed() == []
+
+
+def test_with_the_extra_both_heads_read_the_turn_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the semantic extra and the lexical head on, a turn's probability of conversation is
+    the mean of the two heads' log-odds, held to the pair's bar (`BothHeads`). The semantic head
+    reads alone when the lexical head is off, when the prompt is longer than the lexical head
+    judges, and when the shipped semantic head holds no bar for this lexical head (one of the two
+    retrained alone)."""
+    import dataclasses
+
+    from resolver import _semantic
+    from resolver._ngram_head import MAX_CHARS, ngram_head
+    from resolver._offline import log_odds_mean
+    from resolver._surface import default_surface
+
+    lexical_head, semantic_head = ngram_head(), _semantic.conversation_head()
+    assert lexical_head is not None and semantic_head is not None
+    assert semantic_head.pair_threshold is not None
+    assert semantic_head.pair_bias == round(lexical_head.bias, 6)
+
+    def turn(prompt: str, **extra: Any) -> tuple[Any, SemanticScorer]:
+        config = ResolverConfig(
+            catalogOverridesFile=None, offlineSemantic=True, keywordCacheFile=None, **extra
+        )
+        fused = Resolver(config)
+        fused.warm(default_surface())
+        assert fused.offline.semantic is not None
+        res = asyncio.run(fused.resolve(TurnRequest(prompt=prompt, tools=default_surface())))
+        return res, fused.offline.semantic
+
+    prompt = "my cat knocked the plant off the shelf again, what a menace"
+    both, scorer = turn(prompt)
+    semantic, lexical = scorer.conversation(prompt), lexical_head.probability(prompt)
+    assert semantic is not None and lexical is not None
+    assert both.conversation == round(log_odds_mean(semantic, lexical), 4)
+    assert both.conversation != round(semantic, 4)
+    assert f">= {semantic_head.pair_threshold:.2f}" in both.reasoning  # the pair's bar
+    alone, _ = turn(prompt, offlineConversationHead=False)
+    assert alone.conversation == round(semantic, 4)
+    long = " ".join([prompt] * (MAX_CHARS // len(prompt) + 1))
+    assert lexical_head.probability(long) is None
+    res, scorer = turn(long)
+    assert res.conversation == round(scorer.conversation(long) or -1.0, 4)
+    retrained = dataclasses.replace(semantic_head, pair_bias=semantic_head.pair_bias + 1.0)
+    monkeypatch.setattr(_semantic, "conversation_head", lambda: retrained)
+    unpaired, _ = turn(prompt)
+    assert unpaired.conversation == round(semantic, 4)
+
+
+def test_the_log_odds_mean_is_symmetric_bounded_and_keeps_agreement() -> None:
+    from resolver._offline import log_odds_mean
+
+    assert log_odds_mean(0.9, 0.9) == pytest.approx(0.9)
+    assert log_odds_mean(0.2, 0.8) == pytest.approx(0.5)
+    assert log_odds_mean(0.3, 0.95) == pytest.approx(log_odds_mean(0.95, 0.3))
+    assert 0.0 < log_odds_mean(0.0, 0.0) < 1e-5 and 1.0 - 1e-5 < log_odds_mean(1.0, 1.0) < 1.0
+
+
+def test_the_trainer_writes_no_pair_bar_for_a_lexical_head_of_other_data(tmp_path: Path) -> None:
+    """`benchmark/train-conversation.py` chooses the pair's bar on both heads' cross-validated
+    probabilities; when the shipped lexical head was trained on other files it writes no bar
+    and says why (the classifier then reads the semantic head alone)."""
+    import json
+    import subprocess
+    import sys
+
+    root = Path(__file__).parents[1]
+    # written for this test: ten of each label, enough for five folds
+    chat = [f"haha thanks, that was fun number {i}" for i in range(10)]
+    task = [f"remind me at {i} o'clock to water the plants" for i in range(10)]
+    data = tmp_path / "acts.json"
+    data.write_text(
+        json.dumps(
+            {
+                "examples": [{"text": t, "label": "conversation", "lang": "en"} for t in chat]
+                + [{"text": t, "label": "task", "lang": "en"} for t in task]
+            }
+        )
+    )
+    out = tmp_path / "head.json"
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(root / "benchmark/train-conversation.py"),
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "no pair threshold written" in run.stderr
+    made = json.loads(out.read_text())
+    assert "pair" not in made and 0.5 <= made["threshold"] <= 0.99
 
 
 def test_the_conversation_threshold_is_the_operators_to_move() -> None:

@@ -1,5 +1,6 @@
 """Shared by the conversation heads' training scripts (``benchmark/train-conversation*.py``):
-the threshold chosen on cross-validated probabilities, and the per-language report."""
+the threshold chosen on cross-validated probabilities, the two heads read together, and the
+per-language report."""
 
 from __future__ import annotations
 
@@ -16,6 +17,16 @@ def threshold_for(p: Any, y: Any, max_task_loss: float) -> float:
         if (tasks >= t).mean() <= max_task_loss:
             return t
     return 0.99
+
+
+def logit_mean(a: Any, b: Any) -> Any:
+    """Two heads read together: the sigmoid of the mean of their log-odds (numpy arrays; each
+    probability clipped to 1e-6 from 0 and 1), as `resolver._offline.log_odds_mean` per turn."""
+    import numpy as np
+
+    a, b = np.clip(a, 1e-6, 1 - 1e-6), np.clip(b, 1e-6, 1 - 1e-6)
+    z = (np.log(a / (1 - a)) + np.log(b / (1 - b))) / 2
+    return 1.0 / (1.0 + np.exp(-z))
 
 
 def report_lines(
