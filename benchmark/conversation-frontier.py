@@ -6,14 +6,16 @@ against the tasks' must-include accuracy, at several values of ``conversationThr
 
 Every row replays the chit-chat set (no-tool turns, eight languages) and the task sets
 (curated, parallel, compositional, MCP) through the real pipeline with ``offlineSemantic`` on
-and ``conversationThreshold`` at the row's value; the first row is the default (the head's own
-threshold, chosen on its training data: at most 1% of the training tasks taken for
+and ``conversationThreshold`` at the row's value (with the extra, the bar of both conversation
+heads read together: `resolver._offline.BothHeads`); the first row is the default (the pair's
+own threshold, chosen on the heads' training data: at most 1% of the training tasks taken for
 conversation — not on these cases). The table is a trade-off for operators to read, not a
-search: the shipped default does not come from it. The last column is the share of the head's
-own training tasks (benchmark/training/conversation-acts.json) that the head would take for
-conversation at the row's bar, on 5-fold cross-validated probabilities (each fold's head never
-saw the utterance), reading every clause as the classifier does (`HEAD_PER_CLAUSE`); the check
-for values and server names is left out (it needs a surface), so the share is an upper bound.
+search: the shipped default does not come from it. The last column is the share of the heads'
+own training tasks (the five files of benchmark/training/) that the pair would take for
+conversation at the row's bar, on 5-fold cross-validated probabilities (each fold's heads never
+saw the utterance), reading every clause as the classifier does (`HEAD_PER_CLAUSE`: the pair up
+to `CLAUSE_PICK_MAX` clauses, the lexical head alone up to `MAX_SEGMENTS`); the check for values
+and server names is left out (it needs a surface), so the share is an upper bound.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from resolver import Resolver, ResolverConfig
-from resolver._offline import CLAUSE_PICK_MAX, CLAUSE_TASK_P, clauses_of
+from resolver._offline import CLAUSE_PICK_MAX, CLAUSE_TASK_P, MAX_SEGMENTS, clauses_of
 from resolver._semantic import conversation_head, load_encoder
 from resolver.bench.cases import load_case_file
 from resolver.bench.harness import benchmark_script, command_line
@@ -43,31 +45,50 @@ TASKS = {
     "compositional": "benchmark/benchmark-v1-compositional.json",
     "MCP": "benchmark/benchmark-v1-mcp.json",
 }
-THRESHOLDS = (0.95, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
-TRAINING = "benchmark/training/conversation-acts.json"
+THRESHOLDS = (0.95, 0.9, 0.7, 0.6, 0.5, 0.4, 0.3)
 
 
 def training_losses(bars: list[float]) -> list[float]:
-    """Per bar, the share of the head's training tasks taken for conversation on 5-fold
-    cross-validated probabilities, the whole prompt and (`HEAD_PER_CLAUSE`) each of its clauses
-    read as `classify_sync` reads them; the folds and the fit are `train-conversation.py`'s."""
+    """Per bar, the share of the heads' training tasks the pair takes for conversation on
+    5-fold cross-validated probabilities, the whole prompt and (`HEAD_PER_CLAUSE`) each of its
+    clauses read as `classify_sync` reads them; the folds and the fits are the training
+    scripts'."""
     import numpy as np
 
+    from resolver._ngram_head import ngrams
+    from resolver.bench.heads import logit_mean
+
     train = benchmark_script(REPO / "benchmark/train-conversation.py")
-    examples = json.loads((REPO / TRAINING).read_text())["examples"]
+    lexical = train.LEXICAL
+    examples = [
+        e for path in lexical.DATA for e in json.loads((REPO / path).read_text())["examples"]
+    ]
     y = np.array([1.0 if e["label"] == "conversation" else 0.0 for e in examples])
     encoder = load_encoder()
     x = np.array([encoder.query(e["text"]) for e in examples]) * train.SCALE
+    grams = [ngrams(e["text"]) for e in examples]
     parts = [clauses_of(e["text"]) for e in examples]
-    read = [i for i, p in enumerate(parts) if 1 < len(p) <= CLAUSE_PICK_MAX]
-    xs = {i: np.array([encoder.query(p) for p in parts[i]]) * train.SCALE for i in read}
+    read = {i: p for i, p in enumerate(parts) if 1 < len(p) <= MAX_SEGMENTS}
+    xs = {
+        i: np.array([encoder.query(c) for c in p]) * train.SCALE
+        for i, p in read.items()
+        if len(p) <= CLAUSE_PICK_MAX
+    }
     folds = np.array_split(np.random.default_rng(train.SEED).permutation(len(y)), train.FOLDS)
     whole, least = np.zeros(len(y)), np.ones(len(y))
     for k, held in enumerate(folds):
-        w, b = train.fit(*(a[np.concatenate(folds[:k] + folds[k + 1 :])] for a in (x, y)))
-        whole[held] = 1.0 / (1.0 + np.exp(-(x[held] @ w + b)))
-        for i in set(held.tolist()) & xs.keys():
-            least[i] = float(np.min(1.0 / (1.0 + np.exp(-(xs[i] @ w + b)))))
+        keep = np.concatenate(folds[:k] + folds[k + 1 :])
+        w, b = train.fit(x[keep], y[keep])
+        idf, index, lw, lb = lexical.train([grams[i] for i in keep], y[keep])
+        semantic = 1.0 / (1.0 + np.exp(-(x[held] @ w + b)))
+        whole[held] = logit_mean(
+            semantic, lexical.predict([grams[i] for i in held], idf, index, lw, lb)
+        )
+        for i in set(held.tolist()) & read.keys():
+            p = lexical.predict([ngrams(c) for c in read[i]], idf, index, lw, lb)
+            if i in xs:
+                p = logit_mean(1.0 / (1.0 + np.exp(-(xs[i] @ w + b))), p)
+            least[i] = float(np.min(p))
     tasks = y == 0.0
     return [
         float(((whole >= bar) & (least >= min(bar, CLAUSE_TASK_P)))[tasks].mean()) for bar in bars
@@ -104,7 +125,11 @@ def main() -> int:
     header += " | training tasks taken for conversation (cross-validated)"
     lines = [header + " |", "|---" * (3 + len(TASKS)) + "|"]
     bars = [None, *args.thresholds]
-    losses = training_losses([head.threshold if t is None else t for t in bars])
+    if head.pair_threshold is None:
+        print("the semantic extra's head holds no bar for the pair", file=sys.stderr)
+        return 1
+    default = head.pair_threshold
+    losses = training_losses([default if t is None else t for t in bars])
     for threshold, loss in zip(bars, losses, strict=True):
         _, chat_core, chat_surface = run(CHITCHAT, threshold)
         cells = [f"{chat_core:.3f} ({chat_surface:.2f})"]
@@ -112,7 +137,7 @@ def main() -> int:
             accuracy, _, surface = run(path, threshold)
             cells.append(f"{accuracy:.3f} ({surface:.2f})")
         cells.append(f"{loss:.3f}")
-        label = f"{head.threshold:.2f} (default)" if threshold is None else f"{threshold:.2f}"
+        label = f"{default:.2f} (default)" if threshold is None else f"{threshold:.2f}"
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
         print(lines[-1], flush=True)
     report = "\n".join(lines)

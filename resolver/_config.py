@@ -118,13 +118,15 @@ class ResolverConfig(_Strict):
     ``catalogs/conversation-ngrams.json``): a turn it takes for conversation (thanks, small
     talk, explain/translate/write-a-poem) gets the core tools only, unless it says a tool's
     name, holds a value a tool acts on, names a server, or a clause of it is a task alone.
-    With ``offlineSemantic`` on, the embedding model's head reads the turn instead."""
+    With ``offlineSemantic`` on, the embedding model's head and this one read the turn together
+    (the mean of their log-odds); off, the embedding model's head reads alone."""
     conversation_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
-    """Semantic extra: the conversation head's probability at or above which a turn is taken
-    for conversation (core tools only, unless the prompt says a tool's whole name). Null: the
-    head's own threshold, chosen on its training data (at most 1% of tasks taken for
-    conversation). Lower answers more chit-chat with the core tools only and strips more tasks
-    (benchmark/results/conversation-frontier.md measures both)."""
+    """Semantic extra: the conversation heads' probability (both read together; the embedding
+    model's head alone when the lexical one is off or does not judge the prompt) at or above
+    which a turn is taken for conversation (core tools only, unless the prompt says a tool's
+    whole name). Null: the heads' own threshold, chosen on their training data (at most 1% of
+    tasks taken for conversation). Lower answers more chit-chat with the core tools only and
+    strips more tasks (benchmark/results/conversation-frontier.md measures both)."""
     capture_prompts: bool = True
     prompt_excerpt_length: int = Field(default=1500, ge=0, le=100_000)
     catalog_overrides_file: str | None = "~/.openclaw/resolver-catalog.json"
