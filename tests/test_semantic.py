@@ -375,6 +375,25 @@ def test_the_conversation_head_yields_to_a_value_or_a_named_server(
     assert allowed(value) == [] and allowed(server) == []
 
 
+ASIDE_BAR = 0.3
+"""A `conversationThreshold` a long aside reaches whole, so that its clauses decide."""
+
+
+def reminder_surface_at(bar: float) -> tuple[Resolver, list[ToolInfo]]:
+    """A warmed resolver with the semantic extra at `conversationThreshold` `bar`, and the test
+    tools plus a reminder tool."""
+    tools = [
+        *TOOLS,
+        ToolInfo(name="set_reminder", description="Remind the user of something at a given time."),
+    ]
+    config = ResolverConfig(
+        catalogOverridesFile=None, offlineSemantic=True, coreTools=[], conversationThreshold=bar
+    )
+    fused = Resolver(config)
+    fused.warm(tools)
+    return fused, tools
+
+
 def test_a_request_at_the_end_of_a_long_aside_is_a_task(monkeypatch: pytest.MonkeyPatch) -> None:
     """The head reads a long aside that ends in a request as conversation whole; one of its
     clauses is a task on its own, so the turn is a task (`HEAD_PER_CLAUSE`)."""
@@ -383,18 +402,9 @@ def test_a_request_at_the_end_of_a_long_aside_is_a_task(monkeypatch: pytest.Monk
     monkeypatch.setattr(_offline_mod, "HEAD_YIELDS_TO_UNLISTED", False)
     from resolver import _offline
 
-    tools = [
-        *TOOLS,
-        ToolInfo(name="set_reminder", description="Remind the user of something at a given time."),
-    ]
     # the shipped heads together already call this prompt a task whole (p about 0.4); at a bar
     # the whole prompt reaches, the clauses are what keeps its tool
-    bar = 0.3
-    config = ResolverConfig(
-        catalogOverridesFile=None, offlineSemantic=True, coreTools=[], conversationThreshold=bar
-    )
-    fused = Resolver(config)
-    fused.warm(tools)
+    fused, tools = reminder_surface_at(ASIDE_BAR)
     prompt = (
         "my week was chaos: the heating broke, my sister sent a hundred wedding memes and the "
         "printer ran out of cyan ink even though I only print black and white. my knee hurts "
@@ -403,7 +413,7 @@ def test_a_request_at_the_end_of_a_long_aside_is_a_task(monkeypatch: pytest.Monk
 
     def allowed() -> list[str]:
         res = asyncio.run(fused.resolve(TurnRequest(prompt=prompt, tools=tools)))
-        assert res.conversation is not None and res.conversation >= bar
+        assert res.conversation is not None and res.conversation >= ASIDE_BAR
         return list(res.tools_allow or [])
 
     assert "set_reminder" in allowed()
@@ -421,16 +431,7 @@ def test_a_request_after_more_clauses_than_are_embedded_is_still_read(
     from resolver._offline import CLAUSE_PICK_MAX, clauses_of
 
     monkeypatch.setattr(_offline_mod, "HEAD_YIELDS_TO_UNLISTED", False)
-    tools = [
-        *TOOLS,
-        ToolInfo(name="set_reminder", description="Remind the user of something at a given time."),
-    ]
-    bar = 0.3  # a bar the whole aside reaches, so that its clauses decide
-    config = ResolverConfig(
-        catalogOverridesFile=None, offlineSemantic=True, coreTools=[], conversationThreshold=bar
-    )
-    fused = Resolver(config)
-    fused.warm(tools)
+    fused, tools = reminder_surface_at(ASIDE_BAR)
     prompt = (
         "what a week. the heating broke. my sister sent memes. the printer jammed. my knee "
         "hurts. the cat threw up. the bus was late. I burnt the toast. the wifi died. my plant "
@@ -440,7 +441,7 @@ def test_a_request_after_more_clauses_than_are_embedded_is_still_read(
 
     def allowed() -> list[str]:
         res = asyncio.run(fused.resolve(TurnRequest(prompt=prompt, tools=tools)))
-        assert res.conversation is not None and res.conversation >= bar
+        assert res.conversation is not None and res.conversation >= ASIDE_BAR
         return list(res.tools_allow or [])
 
     assert "set_reminder" in allowed()
