@@ -128,6 +128,19 @@ def predict(
     return 1.0 / (1.0 + np.exp(-(rows.dot(w) + b)))
 
 
+def cross_validated(
+    grams: list[Counter[str]], y: np.ndarray, folds: list[np.ndarray]
+) -> np.ndarray:
+    """Each utterance's probability from a head trained on the other folds (also read by
+    ``train-conversation.py``, which chooses the two heads' pair threshold on the same folds)."""
+    p = np.zeros(len(grams))
+    for k, held in enumerate(folds):
+        keep = np.concatenate([f for j, f in enumerate(folds) if j != k])
+        idf, index, w, b = train([grams[i] for i in keep], y[keep])
+        p[held] = predict([grams[i] for i in held], idf, index, w, b)
+    return p
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="+", default=DATA, help="training files (pooled)")
@@ -140,11 +153,7 @@ def main() -> int:
     started = time.time()
     grams = [ngrams(e["text"]) for e in examples]
     folds = np.array_split(np.random.default_rng(SEED).permutation(len(examples)), FOLDS)
-    p = np.zeros(len(examples))
-    for k, held in enumerate(folds):
-        keep = np.concatenate([f for j, f in enumerate(folds) if j != k])
-        idf, index, w, b = train([grams[i] for i in keep], y[keep])
-        p[held] = predict([grams[i] for i in held], idf, index, w, b)
+    p = cross_validated(grams, y, folds)
     threshold = threshold_for(p, y, MAX_TASK_LOSS)
     idf, index, w, b = train(grams, y)
     took = time.time() - started

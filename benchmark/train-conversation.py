@@ -89,13 +89,7 @@ def paired(
             file=sys.stderr,
         )
         return None
-    grams = [ngrams(t) for t in texts]
-    lexical = np.zeros(len(texts))
-    for k, held in enumerate(folds):
-        keep = np.concatenate([f for j, f in enumerate(folds) if j != k])
-        idf, index, w, b = LEXICAL.train([grams[i] for i in keep], y[keep])
-        lexical[held] = LEXICAL.predict([grams[i] for i in held], idf, index, w, b)
-    both = logit_mean(p, lexical)
+    both = logit_mean(p, LEXICAL.cross_validated([ngrams(t) for t in texts], y, folds))
     threshold = round(float(threshold_for(both, y, MAX_TASK_LOSS)), 2)
     return {"threshold": threshold, "lexicalBias": float(shipped["bias"])}, both
 

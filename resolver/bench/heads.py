@@ -20,13 +20,14 @@ def threshold_for(p: Any, y: Any, max_task_loss: float) -> float:
 
 
 def logit_mean(a: Any, b: Any) -> Any:
-    """Two heads read together: the sigmoid of the mean of their log-odds (numpy arrays; each
-    probability clipped to 1e-6 from 0 and 1), as `resolver._offline.log_odds_mean` per turn."""
+    """Two heads read together, element by element over numpy arrays: the classifier's own
+    `resolver._offline.log_odds_mean`, so the pair threshold is chosen on the formula the
+    turn is judged by."""
     import numpy as np
 
-    a, b = np.clip(a, 1e-6, 1 - 1e-6), np.clip(b, 1e-6, 1 - 1e-6)
-    z = (np.log(a / (1 - a)) + np.log(b / (1 - b))) / 2
-    return 1.0 / (1.0 + np.exp(-z))
+    from resolver._offline import log_odds_mean
+
+    return np.vectorize(log_odds_mean, otypes=[float])(a, b)
 
 
 def report_lines(
