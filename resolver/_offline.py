@@ -636,8 +636,8 @@ class _Index:
     markers: Markers | None = None
     """The catalog's conversation markers, ready to match"""
     families: tuple[tuple[tuple[str, ...], tuple[int, ...]], ...] = ()
-    """Tool families (an MCP server's tools, ``<server>__<tool>``): (the server name's terms,
-    the member tools' indexes)"""
+    """Tool families (an MCP server's tools, ``<server>__<tool>``; a one-tool server's too): (the
+    server name's terms, the member tools' indexes)"""
 
     successors: tuple[tuple[int, int], ...] = ()
     """(deprecated tool, the candidate its description says to use instead) (`_successors`)"""
@@ -877,7 +877,7 @@ def _build_index(
         key,
         phrase_index,
         Markers.of(catalog.markers),
-        _families(names),
+        _families(names, 1),
         _successors(tools),
         _deletion_index((word, term) for word, term in written.items() if term in weights),
         _lookup_of(names, catalog),
@@ -965,8 +965,12 @@ def _successors(tools: Sequence[tuple[str, str]]) -> tuple[tuple[int, int], ...]
     return tuple(pairs)
 
 
-def _families(names: Sequence[str]) -> tuple[tuple[tuple[str, ...], tuple[int, ...]], ...]:
-    """Families of tools named ``<server>__<tool>`` (OpenClaw's MCP tools), 2+ members each."""
+def _families(
+    names: Sequence[str], least: int = 2
+) -> tuple[tuple[tuple[str, ...], tuple[int, ...]], ...]:
+    """Families of tools named ``<server>__<tool>`` (OpenClaw's MCP tools), `least` or more
+    members each (the index keeps a one-tool server too: "use sequential thinking" names the
+    sequential-thinking server, whose only tool is ``sequentialthinking``)."""
     members: dict[str, list[int]] = {}
     for i, name in enumerate(names):
         server, sep, rest = name.partition(FAMILY_SEPARATOR)
@@ -975,7 +979,7 @@ def _families(names: Sequence[str]) -> tuple[tuple[tuple[str, ...], tuple[int, .
     out = []
     for server, idx in members.items():
         terms = tuple(dict.fromkeys(tokens(server)))
-        if terms and len(idx) >= 2:
+        if terms and len(idx) >= least:
             out.append((terms, tuple(idx)))
     return tuple(out)
 

@@ -9,7 +9,8 @@ import asyncio
 import pytest
 
 import resolver._offline as offline
-from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
+from resolver import Resolution, Resolver, ResolverConfig, ToolInfo, TurnRequest
+from resolver._surface import default_surface
 
 OTHER_JOBS = ["screenshot", "evaluate", "hover", "select", "pdf", "upload", "drag", "wait"]
 """Each browser server has a dozen tools, as real ones do: its name is a common word among them."""
@@ -137,6 +138,13 @@ def test_without_the_preference_a_clause_picks_the_look_alike_first(off: None) -
     assert clause_lists(CLAUSED)[1] == ["devtools__navigate_page", "puppeteer__navigate"]
 
 
+THINKING = ToolInfo(
+    name="sequential-thinking__sequentialthinking",
+    description="A detailed tool for dynamic and reflective problem-solving through thoughts.",
+)
+"""The one tool of its server, as the reference sequential-thinking MCP server has it."""
+
+
 def named_servers(prompt: str) -> set[str]:
     """The servers `_named_families` reads in `prompt`."""
     resolver = Resolver(ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None))
@@ -144,6 +152,7 @@ def named_servers(prompt: str) -> set[str]:
         *TOOLS,
         ToolInfo(name="slack__post_message", description="Post a message"),
         ToolInfo(name="slack__list_channels", description="List the channels"),
+        THINKING,
     ]
     prepared = resolver._prepare(tools)
     index = offline.OfflineClassifier()._index_for(
@@ -185,3 +194,28 @@ def test_a_word_one_replaced_letter_away_names_no_server(prompt: str) -> None:
 def test_mistyped_names_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(offline, "SERVER_TYPOS", False)
     assert named_servers("pls ping the deployments channel on slak") == set()
+
+
+def test_a_one_tool_server_is_named_too() -> None:
+    assert named_servers("think it through with sequential thinking") == {"sequential-thinking"}
+
+
+def test_naming_a_one_tool_server_keeps_its_tool_on_a_turn_the_head_calls_conversation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ "Explain step by step ..." is conversation (core tools only); said with a server's name,
+    it asks for that server's only tool. The yield to tools without catalog keywords is off, so
+    the server's name is what keeps it (on a large MCP surface a catalogued tool that matches
+    another word often leads, and that yield does not apply)."""
+    monkeypatch.setattr(offline, "HEAD_YIELDS_TO_UNLISTED", False)
+    tools = [*default_surface(), THINKING]
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None))
+
+    def resolve(prompt: str) -> Resolution:
+        return asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=tools)))
+
+    asked = "explain step by step how to split the costs of a shared flat fairly"
+    assert "conversation_core_only" in resolve(asked).reason_codes
+    named = resolve(f"with sequential thinking, {asked}")
+    assert "conversation_core_only" not in named.reason_codes
+    assert THINKING.name in (named.tools_allow or [])
