@@ -869,6 +869,7 @@ def _build_index(
             )
             if kept[0] or kept[1]:
                 split[_SYNONYM_TERM + term] = kept
+    families = _families(names)
     return _Index(
         names,
         weights,
@@ -877,7 +878,7 @@ def _build_index(
         key,
         phrase_index,
         Markers.of(catalog.markers),
-        _families(names, 1),
+        families,
         _successors(tools),
         _deletion_index((word, term) for word, term in written.items() if term in weights),
         _lookup_of(names, catalog),
@@ -885,7 +886,7 @@ def _build_index(
         frozenset(shared),
         len(split) > len(weights),
         bare_vocab,
-        _entries(tools, params) if ENTRY_TOOLS else (),
+        _entries(tools, params, families) if ENTRY_TOOLS else (),
         Markers.of(catalog.topical) if TOPICAL else None,
         kinds if KIND_PICKS else {},
         _producers(tools, params) if PRODUCERS else {},
@@ -965,12 +966,10 @@ def _successors(tools: Sequence[tuple[str, str]]) -> tuple[tuple[int, int], ...]
     return tuple(pairs)
 
 
-def _families(
-    names: Sequence[str], least: int = 2
-) -> tuple[tuple[tuple[str, ...], tuple[int, ...]], ...]:
-    """Families of tools named ``<server>__<tool>`` (OpenClaw's MCP tools), `least` or more
-    members each (the index keeps a one-tool server too: "use sequential thinking" names the
-    sequential-thinking server, whose only tool is ``sequentialthinking``)."""
+def _families(names: Sequence[str]) -> tuple[tuple[tuple[str, ...], tuple[int, ...]], ...]:
+    """Families of tools named ``<server>__<tool>`` (OpenClaw's MCP tools), a one-tool server's
+    too: "use sequential thinking" names the sequential-thinking server, whose only tool is
+    ``sequentialthinking``."""
     members: dict[str, list[int]] = {}
     for i, name in enumerate(names):
         server, sep, rest = name.partition(FAMILY_SEPARATOR)
@@ -979,7 +978,7 @@ def _families(
     out = []
     for server, idx in members.items():
         terms = tuple(dict.fromkeys(tokens(server)))
-        if terms and len(idx) >= least:
+        if terms:
             out.append((terms, tuple(idx)))
     return tuple(out)
 
@@ -1045,16 +1044,22 @@ _POST_WORDS = frozenset({"post", "send"})
 """A name word of a tool that fills in a form's fields (``fill_form``, ``browser_type``)."""
 
 
-def _entries(tools: Sequence[tuple[str, str]], params: Sequence[str]) -> tuple[_Entry, ...]:
+def _entries(
+    tools: Sequence[tuple[str, str]],
+    params: Sequence[str],
+    families: Sequence[tuple[tuple[str, ...], tuple[int, ...]]],
+) -> tuple[_Entry, ...]:
     """The entry tools of each tool family (an MCP server's ``<server>__<tool>``): its search
     tools, and its tools that take a URL and say so in their description ("Navigate to a
     URL"; not one with a link among its options), from the tools' names, descriptions and the
     host's parameter words (`ENTRY_TOOLS`); from the names alone, the click tool that submits
     what its fill tools fill in (`FORM_SUBMIT`) and its general reader (`SERVER_READER`).
-    Families with none of them are left out."""
+    Families of one tool and families with none of them are left out."""
     names = [name for name, _ in tools]
     out = []
-    for _, members in _families(names):
+    for _, members in families:
+        if len(members) < 2:
+            continue
         local = {i: tokens(names[i].partition(FAMILY_SEPARATOR)[2]) for i in members}
         takes_id = frozenset(i for i in members if i < len(params) and _takes_id(params[i]))
         search = tuple(i for i in members if i not in takes_id and "search" in local[i])
