@@ -7,13 +7,16 @@ tests run from the tree) at ``<repo>/<kind>/``.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from functools import update_wrapper
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import orjson
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 _READ_LOCK = threading.Lock()
+_T = TypeVar("_T")
 
 
 def data_dir(kind: str) -> Path:
@@ -48,3 +51,34 @@ def shipped_table(name: str) -> dict[str, Any] | None:
     except (OSError, orjson.JSONDecodeError):
         return None
     return raw if isinstance(raw, dict) else None
+
+
+class built_once(Generic[_T]):
+    """`build` run at most once per process, its result kept: a caller that arrives while
+    another thread builds it waits for that build instead of running a second one beside it
+    (a sidecar's first turn during its warm-up would otherwise double the CPU both wait for).
+    A build that raises is not kept; the next caller tries again."""
+
+    def __init__(self, build: Callable[[], _T]) -> None:
+        self._build = build
+        self._lock = threading.Lock()
+        self._done: list[_T] = []
+        update_wrapper(self, build)
+
+    def __call__(self) -> _T:
+        done = self._done
+        if done:
+            return done[0]
+        with self._lock:
+            if not done:
+                done.append(self._build())
+            return done[0]
+
+    def built(self) -> bool:
+        """Whether the value is built (a warm-up's check)."""
+        return bool(self._done)
+
+    def cache_clear(self) -> None:
+        """Forget the value (tests that swap the shipped table)."""
+        with self._lock:
+            self._done.clear()

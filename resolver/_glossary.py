@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 
-from ._data import shipped_table
+from ._data import built_once, shipped_table
 from ._lang import LATIN, latin_language, letter_hits
 from ._text import FirstChars, find_word, fold, has_cjk, tokens
 
@@ -44,7 +44,7 @@ class Glossary:
         return FirstChars([word for word, _ in self.cjk])
 
 
-@lru_cache(maxsize=1)
+@built_once
 def glossary() -> Glossary | None:
     """The shipped glossary, or None when it is missing or unreadable."""
     raw = shipped_table("glossary.json")

@@ -21,9 +21,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
 
-from ._data import shipped_table
+from ._data import built_once, shipped_table
 from ._text import fold
 
 FORMAT = "resolver-conversation-ngrams/2"
@@ -86,7 +85,7 @@ class NgramHead:
         return 1.0 / (1.0 + math.exp(-z))
 
 
-@lru_cache(maxsize=1)
+@built_once
 def ngram_head() -> NgramHead | None:
     """The shipped head (``catalogs/conversation-ngrams.json``); None when it is missing or
     malformed (the classifier then works without one)."""

@@ -68,7 +68,7 @@ from typing import Protocol
 from ._catalog import EffectiveCatalog
 from ._classify import Classification, ClassifyInput
 from ._conversation import Markers, has_marker, task_text, without_markers
-from ._glossary import gloss
+from ._glossary import gloss, glossary
 from ._lang import english_words, latin_language, letter_hits, proper_names, stopwords
 from ._limits import MAX_ID_CHARS
 from ._ngram_head import NgramConversation
@@ -1413,7 +1413,10 @@ class OfflineClassifier:
         catalog: EffectiveCatalog,
         params: tuple[str, ...] = (),
     ) -> None:
-        """Build (and cache) the index for a candidate set now, off the turn's path."""
+        """Build (and cache) the index for a candidate set now, off the turn's path, and load
+        the shipped tables every turn reads (the glossary, the lexical head): a turn that
+        arrives meanwhile waits for these builds rather than running its own beside them."""
+        glossary()
         index = self._index_for(tools, catalog, params)
         if self.semantic is not None:
             self.semantic.build(index.key, _passages(tools, catalog))
