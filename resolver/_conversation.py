@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 
+from ._data import built_once
 from ._lang import stopwords
 from ._text import STOPWORDS, FirstChars, find_word, fold, has_cjk, tokens
 
@@ -185,7 +186,7 @@ def _is_function(term: str) -> bool:
     return term in STOPWORDS or term in _function_words()
 
 
-@lru_cache(maxsize=1)
+@built_once
 def _function_words() -> frozenset[str]:
     """Every language's function words (for counting what a conversational clause holds)."""
     return frozenset().union(*stopwords().values())

@@ -20,12 +20,11 @@ import re
 import threading
 import unicodedata
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
 import orjson
 
-from ._data import data_dir, shipped_table
+from ._data import built_once, data_dir, shipped_table
 from ._text import fold, stem
 
 LATIN = ("es", "fr", "de", "pt", "it", "nl", "pl", "sv")
@@ -34,7 +33,7 @@ MIN_HITS = 2
 _LOCK = threading.Lock()
 
 
-@lru_cache(maxsize=1)
+@built_once
 def _language_file() -> dict[str, Any]:
     """``catalogs/language.json``, read once (its function words and its letters)."""
     with _LOCK:
@@ -42,7 +41,7 @@ def _language_file() -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
-@lru_cache(maxsize=1)
+@built_once
 def stopwords() -> dict[str, frozenset[str]]:
     """Per language: its function words, folded and stemmed as `_text.tokens` makes terms."""
     out: dict[str, frozenset[str]] = {}
@@ -52,7 +51,7 @@ def stopwords() -> dict[str, frozenset[str]]:
     return out
 
 
-@lru_cache(maxsize=1)
+@built_once
 def _word_lists() -> tuple[frozenset[str], frozenset[str]]:
     """``catalogs/english-words.json``'s two lists (empty when it is missing or unreadable)."""
     raw = shipped_table("english-words.json") or {}
@@ -128,7 +127,7 @@ def latin_language(
     return "en"
 
 
-@lru_cache(maxsize=1)
+@built_once
 def _owners() -> tuple[frozenset[str], dict[str, tuple[str, ...]]]:
     """English's function words, and each other Latin-script language's function word that is
     not English's -> the languages it belongs to (in `LATIN` order)."""
@@ -170,7 +169,7 @@ def letter_hits(text: str) -> dict[str, int]:
     return out
 
 
-@lru_cache(maxsize=1)
+@built_once
 def _letters() -> dict[str, tuple[str, ...]]:
     """letter -> the languages that write it, among those that list it (``catalogs/language.json``,
     ``letters``): "ö" for German and Swedish, whose function words then tell them apart."""

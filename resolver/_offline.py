@@ -68,6 +68,7 @@ from typing import Protocol
 from ._catalog import EffectiveCatalog
 from ._classify import Classification, ClassifyInput
 from ._conversation import Markers, has_marker, task_text, without_markers
+from ._data import built_once
 from ._glossary import gloss, glossary
 from ._lang import english_words, latin_language, letter_hits, proper_names, stopwords
 from ._limits import MAX_ID_CHARS
@@ -2009,7 +2010,7 @@ word's character, "ンで", was tried too: it also dropped "に送" of "グル�
 the message tool's "彼に送って" shares, and lost that turn.)"""
 
 
-@functools.cache
+@built_once
 def _cjk_stopwords() -> frozenset[str]:
     """The function words of the CJK languages in `catalogs/language.json`, folded."""
     lists = stopwords()

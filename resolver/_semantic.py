@@ -33,11 +33,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from ._data import data_dir
+from ._data import built_once, data_dir
 from ._text import split_identifier
 
 logger = logging.getLogger("resolver")
@@ -320,7 +319,7 @@ class ConversationHead:
     """The bias of the lexical head `pair_threshold` was chosen with."""
 
 
-@lru_cache(maxsize=1)
+@built_once
 def conversation_head() -> ConversationHead | None:
     """The shipped head (``catalogs/conversation-e5.json``), or None when it is missing."""
     try:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 
-from ._data import shipped_table
+from ._data import built_once, shipped_table
 from ._text import tokens
 
 MAX_GROUP = 12
@@ -101,7 +101,7 @@ def _entries(group: object, limit: int = MAX_GROUP) -> list[tuple[str, ...]]:
     return out
 
 
-@lru_cache(maxsize=1)
+@built_once
 def synonyms() -> Synonyms | None:
     """The shipped table, or None when it is missing or unreadable."""
     raw = shipped_table("synonyms.json")
@@ -124,7 +124,7 @@ def synonyms() -> Synonyms | None:
     return built.table()
 
 
-@lru_cache(maxsize=1)
+@built_once
 def related() -> Synonyms | None:
     """The shipped related-words table (``catalogs/related.json``), or None when it is missing
     or unreadable: a cue a request says ("rows", "pod", "lat/lng") and the word tool texts use
@@ -152,7 +152,7 @@ MAX_PRODUCT_WORDS = 12
 MAX_PRODUCT_NAME_TERMS = 3
 
 
-@lru_cache(maxsize=1)
+@built_once
 def products() -> Mapping[tuple[str, ...], tuple[str, ...]]:
     """The shipped product table (``catalogs/products.json``): a product's name or alias, as
     terms ("postgres", "google maps") -> the terms of the words a user says for what it holds
