@@ -1895,7 +1895,9 @@ class OfflineClassifier:
             return False
         if _holds_value(task):
             return True
-        return bool(index.families) and bool(_named_families(index, task[:ENTITY_CHARS]))
+        return bool(index.families) and bool(
+            _named_families(index, task[:ENTITY_CHARS], single=True)
+        )
 
     def _asks_nothing(self, index: _Index, request: ClassifyInput) -> Callable[[str], bool]:
         """For `task_text`: whether a clause with a topical marker asks for no tool. It does
@@ -1918,7 +1920,9 @@ class OfflineClassifier:
             if GLOSSARY:
                 text = gloss(text, lambda word: _known(index, word))
             query = {t: w for t, w in self._query(index, text).items() if t not in said}
-            if any(map(_is_phrase, query)) or (index.families and _named_families(index, text)):
+            if any(map(_is_phrase, query)) or (
+                index.families and _named_families(index, text, single=True)
+            ):
                 return None
             touched: set[int] = set()
             scores = self._score(index, query, touched)
@@ -2079,14 +2083,21 @@ def clauses_of(prompt: str) -> list[str]:
     return [s for s in parts if s and len(s.strip()) > 2]
 
 
-def _named_families(index: _Index, text: str) -> list[tuple[int, ...]]:
+def _named_families(index: _Index, text: str, *, single: bool = False) -> list[tuple[int, ...]]:
     """The families whose server name the text says ("in Notion", "with Google Maps"), also
-    mistyped by a letter left out, added or swapped ("on slak", "in notoin"; `SERVER_TYPOS`)."""
+    mistyped by a letter left out, added or swapped ("on slak", "in notoin"; `SERVER_TYPOS`).
+    A one-tool server only with `single`: its name is often a plain word ("fetch", "time"), so
+    saying it marks a task (the conversation heads yield) but does not prefer its tool over
+    the others that word matches."""
     words = set(tokens(text))
     if SERVER_TYPOS and index.server_typos:
         # a word of the surface's own vocabulary is that word, not a mistyped server name
         words |= _server_typos(index.server_typos, words.difference(index.weights))
-    return [members for terms, members in index.families if all(t in words for t in terms)]
+    return [
+        members
+        for terms, members in index.families
+        if (single or len(members) > 1) and all(t in words for t in terms)
+    ]
 
 
 def _server_typos(

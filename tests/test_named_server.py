@@ -145,8 +145,9 @@ THINKING = ToolInfo(
 """The one tool of its server, as the reference sequential-thinking MCP server has it."""
 
 
-def named_servers(prompt: str) -> set[str]:
-    """The servers `_named_families` reads in `prompt`."""
+def named_servers(prompt: str, *, single: bool = False) -> set[str]:
+    """The servers `_named_families` reads in `prompt` (one-tool servers too with `single`, as
+    the conversation heads' yield reads them)."""
     resolver = Resolver(ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None))
     tools = [
         *TOOLS,
@@ -160,7 +161,7 @@ def named_servers(prompt: str) -> set[str]:
     )
     return {
         index.names[members[0]].partition("__")[0]
-        for members in offline._named_families(index, prompt)
+        for members in offline._named_families(index, prompt, single=single)
     }
 
 
@@ -196,8 +197,30 @@ def test_mistyped_names_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
     assert named_servers("pls ping the deployments channel on slak") == set()
 
 
-def test_a_one_tool_server_is_named_too() -> None:
-    assert named_servers("think it through with sequential thinking") == {"sequential-thinking"}
+def test_a_one_tool_server_is_named_for_the_heads_yield_only() -> None:
+    prompt = "think it through with sequential thinking"
+    assert named_servers(prompt, single=True) == {"sequential-thinking"}
+    assert named_servers(prompt) == set()  # not for the preference and the server's picks
+
+
+FETCH = ToolInfo(
+    name="fetch__fetch",
+    description="Fetches a URL from the internet and optionally extracts its contents as markdown.",
+)
+"""The one tool of the reference fetch MCP server: its server is named by a plain word."""
+
+
+def test_a_one_tool_servers_plain_word_name_does_not_drop_the_tools_that_word_matches() -> None:
+    """ "fetch" names the fetch server, but the built-in fetch tools the same word matches keep
+    their evidence: the named server's preference is for servers of two or more tools."""
+    tools = [*default_surface(), FETCH]
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None))
+    res = asyncio.run(
+        resolver.resolve(
+            TurnRequest(prompt="can you fetch the latest release notes of react", tools=tools)
+        )
+    )
+    assert {"fetch__fetch", "web_fetch"} <= set(res.tools_allow or [])
 
 
 def test_naming_a_one_tool_server_keeps_its_tool_on_a_turn_the_head_calls_conversation(
