@@ -16,6 +16,7 @@ conversation. The benchmark case files are not used.
 (when the pair was not yet shipped). ``heads-unseen-5.md``: trained on the first four, tested on
 the fifth, before it was pooled. ``heads-unseen-6.md``: trained on the first five, tested on the
 sixth (written to a brief aimed at what cross-validation missed), before it was pooled.
+``heads-unseen-7.md``: trained on the first six, tested on the seventh, before it was pooled.
 """
 
 from __future__ import annotations
