@@ -15,7 +15,6 @@ from typing import Any, Generic, TypeVar
 import orjson
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
-_READ_LOCK = threading.Lock()
 _T = TypeVar("_T")
 
 
@@ -44,10 +43,10 @@ def schema_path(name: str) -> Path:
 
 def shipped_table(name: str) -> dict[str, Any] | None:
     """A shipped catalog file's JSON object (``catalogs/<name>``), or None when it is missing,
-    unreadable or not an object (the optional word tables: the classifier works without them)."""
+    unreadable or not an object (the optional word tables: the classifier works without them).
+    Read by a `built_once` table, so a file is read once per process."""
     try:
-        with _READ_LOCK:
-            raw = orjson.loads((data_dir("catalogs") / name).read_bytes())
+        raw = orjson.loads((data_dir("catalogs") / name).read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return None
     return raw if isinstance(raw, dict) else None

@@ -17,7 +17,6 @@ its words are of one other language and more of them are of that language than E
 from __future__ import annotations
 
 import re
-import threading
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
@@ -30,14 +29,11 @@ from ._text import fold, stem
 LATIN = ("es", "fr", "de", "pt", "it", "nl", "pl", "sv")
 MIN_HITS = 2
 
-_LOCK = threading.Lock()
-
 
 @built_once
 def _language_file() -> dict[str, Any]:
     """``catalogs/language.json``, read once (its function words and its letters)."""
-    with _LOCK:
-        raw = orjson.loads((data_dir("catalogs") / "language.json").read_bytes())
+    raw = orjson.loads((data_dir("catalogs") / "language.json").read_bytes())
     return raw if isinstance(raw, dict) else {}
 
 

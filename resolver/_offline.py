@@ -1417,7 +1417,8 @@ class OfflineClassifier:
         """Build (and cache) the index for a candidate set now, off the turn's path, and load
         the shipped tables every turn reads (the glossary, the lexical head): a turn that
         arrives meanwhile waits for these builds rather than running its own beside them."""
-        glossary()
+        if GLOSSARY:
+            glossary()
         index = self._index_for(tools, catalog, params)
         if self.semantic is not None:
             self.semantic.build(index.key, _passages(tools, catalog))
