@@ -17,6 +17,8 @@ conversation. The benchmark case files are not used.
 the fifth, before it was pooled. ``heads-unseen-6.md``: trained on the first five, tested on the
 sixth (written to a brief aimed at what cross-validation missed), before it was pooled.
 ``heads-unseen-7.md``: trained on the first six, tested on the seventh, before it was pooled.
+``heads-unseen-8.md``: trained on the first seven, tested on the eighth (its brief adds long
+multi-clause messages), before it was pooled.
 """
 
 from __future__ import annotations

@@ -218,6 +218,12 @@ judges is the semantic head's alone."""
 HEAD_YIELDS_TO_NAMES = True
 """A prompt the conversation head calls conversation is still a task when it
 says a candidate's whole multi-word name or keyword phrase."""
+HEAD_SURE_P = 0.95
+"""...but at or above this probability of conversation a catalog keyword phrase alone does not
+make it one: a phrase is a topic as often as a request ("the group chat has been chaos all
+morning lol" says `conversations_list`'s "group chat"); a tool's whole multi-word name still
+does ("what's the definition of the word serendipity" beside `word_definition`), as do the other
+exceptions below. 1.0: every phrase counts."""
 HEAD_YIELDS_TO_VALUES = True
 """...and when it holds a value a tool acts on (a link, a path, a file name, a channel, SQL, an
 address: `_ENTITIES`, `_VALUE`) or names an MCP server ("compare config/app.yaml and
@@ -699,6 +705,17 @@ class _Index:
             if len(words) >= 3:
                 tails.append(words[1:])
         return tuple(dict.fromkeys(tails))
+
+    @functools.cached_property
+    def name_phrases(self) -> frozenset[str]:
+        """The phrase terms of the tools' multi-word names (`_build_index`: all of a name's
+        Latin words together), for `_says_task`: a keyword phrase is not among them."""
+        out = set()
+        for name in self.names:
+            words = tuple(dict.fromkeys(t for t in tokens(name[:MAX_ID_CHARS]) if not has_cjk(t)))
+            if len(words) >= 2:
+                out.add(_PHRASE_TERM + " ".join(words))
+        return frozenset(out)
 
     @functools.cached_property
     def positions(self) -> dict[str, int]:
@@ -1722,7 +1739,10 @@ class OfflineClassifier:
         if (
             chat
             and head is not None
-            and not (HEAD_YIELDS_TO_NAMES and self._says_task(index, task, own))
+            and not (
+                HEAD_YIELDS_TO_NAMES
+                and self._says_task(index, task, own, sure=(p_chat or 0.0) >= HEAD_SURE_P)
+            )
             and not (HEAD_YIELDS_TO_UNLISTED and _leads_unlisted(index, scores, request.core_tools))
             and not (
                 HEAD_PER_CLAUSE
@@ -1884,11 +1904,15 @@ class OfflineClassifier:
         return False
 
     @staticmethod
-    def _says_task(index: _Index, task: str, own: Mapping[str, float]) -> bool:
+    def _says_task(
+        index: _Index, task: str, own: Mapping[str, float], *, sure: bool = False
+    ) -> bool:
         """Whether a prompt the conversation head calls conversation still asks for a tool: it
-        says a candidate's whole multi-word name or keyword phrase, or (`HEAD_YIELDS_TO_VALUES`)
-        holds a value a tool acts on (`_VALUE`, `_ENTITIES`) or names an MCP server."""
-        if any(map(_is_phrase, own)):
+        says a candidate's whole multi-word name or keyword phrase (a name only when the head
+        is `sure`: `HEAD_SURE_P`), or (`HEAD_YIELDS_TO_VALUES`) holds a value a tool acts on
+        (`_VALUE`, `_ENTITIES`) or names an MCP server."""
+        said = filter(_is_phrase, own)
+        if any(said) if not sure else not index.name_phrases.isdisjoint(said):
             return True
         if any(all(map(own.__contains__, tail)) for tail in index.name_objects):
             return True

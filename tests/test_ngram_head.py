@@ -239,3 +239,29 @@ def test_the_warm_up_loads_the_head_so_the_first_turn_does_not() -> None:
     assert not ngram_head.built()
     resolver.warm(default_surface())
     assert ngram_head.built()
+
+
+def test_a_sure_head_reads_a_keyword_phrase_as_a_topic_and_a_tool_name_as_a_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A catalog keyword phrase ("group chat", `conversations_list`'s) keeps a turn the head
+    calls conversation a task only below `HEAD_SURE_P`; a tool's whole multi-word name keeps it
+    at any probability. The head's probability is set here, so the test does not depend on how
+    the shipped head reads these sentences."""
+    topic = "the group chat has been chaos all morning lol"
+    name = "lol the agents list thing you showed me was cute"
+    real = NgramConversation.conversation
+    sure = {topic: 0.97, name: 0.97}
+
+    def read(self: NgramConversation, text: str) -> float | None:
+        return sure.get(text, real(self, text))
+
+    monkeypatch.setattr(NgramConversation, "conversation", read)
+    assert allowed(topic) == set()
+    assert "agents_list" in allowed(name)
+    sure[topic] = _offline.HEAD_SURE_P - 0.02  # still over the bar, not sure
+    assert sure[topic] >= NgramConversation().conversation_bar()
+    assert "conversations_list" in allowed(topic)
+    sure[topic] = 0.97
+    monkeypatch.setattr(_offline, "HEAD_SURE_P", 1.0)  # every phrase counts
+    assert "conversations_list" in allowed(topic)
