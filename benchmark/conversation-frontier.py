@@ -11,7 +11,7 @@ heads read together: `resolver._offline.BothHeads`); the first row is the defaul
 own threshold, chosen on the heads' training data: at most 1% of the training tasks taken for
 conversation — not on these cases). The table is a trade-off for operators to read, not a
 search: the shipped default does not come from it. The last column is the share of the heads'
-own training tasks (the seven files of benchmark/training/) that the pair would take for
+own training tasks (the eight files of benchmark/training/) that the pair would take for
 conversation at the row's bar, on 5-fold cross-validated probabilities (each fold's heads never
 saw the utterance), reading every clause as the classifier does (`HEAD_PER_CLAUSE`: the pair up
 to `CLAUSE_PICK_MAX` clauses, the lexical head alone up to `MAX_SEGMENTS`); the check for values
