@@ -696,26 +696,25 @@ class _Index:
         return _deletion_index((t, t) for t in terms if _typo_term(t, MIN_SERVER_TYPO_LENGTH))
 
     @functools.cached_property
+    def name_words(self) -> tuple[tuple[str, ...], ...]:
+        """Each name's Latin terms in order, once each (what `_build_index` makes its name
+        phrase of), for `name_objects` and `name_phrases`."""
+        return tuple(
+            tuple(dict.fromkeys(t for t in tokens(name[:MAX_ID_CHARS]) if not has_cjk(t)))
+            for name in self.names
+        )
+
+    @functools.cached_property
     def name_objects(self) -> tuple[tuple[str, ...], ...]:
         """Each name's words after its first, when two or more are left: what the tool acts
         on ("personal essay" of generate_personal_essay), for `_says_task`."""
-        tails = []
-        for name in self.names:
-            words = tuple(dict.fromkeys(t for t in tokens(name[:MAX_ID_CHARS]) if not has_cjk(t)))
-            if len(words) >= 3:
-                tails.append(words[1:])
-        return tuple(dict.fromkeys(tails))
+        return tuple(dict.fromkeys(words[1:] for words in self.name_words if len(words) >= 3))
 
     @functools.cached_property
     def name_phrases(self) -> frozenset[str]:
         """The phrase terms of the tools' multi-word names (`_build_index`: all of a name's
         Latin words together), for `_says_task`: a keyword phrase is not among them."""
-        out = set()
-        for name in self.names:
-            words = tuple(dict.fromkeys(t for t in tokens(name[:MAX_ID_CHARS]) if not has_cjk(t)))
-            if len(words) >= 2:
-                out.add(_PHRASE_TERM + " ".join(words))
-        return frozenset(out)
+        return frozenset(_PHRASE_TERM + " ".join(w) for w in self.name_words if len(w) >= 2)
 
     @functools.cached_property
     def positions(self) -> dict[str, int]:
