@@ -679,6 +679,10 @@ class _Index:
     """tool -> the candidates that list the identifiers it takes (`_producers`)"""
     listed: frozenset[int] = frozenset()
     """The tools with catalog keywords (`HEAD_YIELDS_TO_UNLISTED`)"""
+    name_words: tuple[tuple[str, ...], ...] = ()
+    """Each name's Latin terms in order, once each (its name phrase's words), as the build
+    tokenised them: for `name_objects` and `name_phrases`, without tokenising every name
+    again on a turn"""
 
     @functools.cached_property
     def cjk_set(self) -> frozenset[str]:
@@ -694,15 +698,6 @@ class _Index:
         (`_deletion_index`, for `_server_typos`)."""
         terms = dict.fromkeys(t for ts, _ in self.families for t in ts)
         return _deletion_index((t, t) for t in terms if _typo_term(t, MIN_SERVER_TYPO_LENGTH))
-
-    @functools.cached_property
-    def name_words(self) -> tuple[tuple[str, ...], ...]:
-        """Each name's Latin terms in order, once each (what `_build_index` makes its name
-        phrase of), for `name_objects` and `name_phrases`."""
-        return tuple(
-            tuple(dict.fromkeys(t for t in tokens(name[:MAX_ID_CHARS]) if not has_cjk(t)))
-            for name in self.names
-        )
 
     @functools.cached_property
     def name_objects(self) -> tuple[tuple[str, ...], ...]:
@@ -765,12 +760,14 @@ def _build_index(
     written: dict[str, str] = {}  # the candidates' words as written -> their terms
     product_words = products() if PRODUCTS and PRODUCT_WEIGHT > 0.0 else {}
     implied: list[tuple[int, list[str]]] = []  # tool -> its product's words
+    name_words: list[tuple[str, ...]] = []  # per tool: its name's Latin terms (`_Index`)
     for position, (name, description) in enumerate(tools):
         tf: dict[str, float] = {}
         name_terms = tokens(name[:MAX_ID_CHARS], words=written)
         for term in name_terms:
             tf[term] = tf.get(term, 0.0) + NAME_WEIGHT
         whole = tuple(dict.fromkeys(t for t in name_terms if not has_cjk(t)))
+        name_words.append(whole)
         if NAME_PHRASE_WEIGHT and len(whole) >= 2:
             # all of a name's words together ("employee ... information" for get_employee_info)
             whole_name = _PHRASE_TERM + " ".join(whole)
@@ -908,6 +905,7 @@ def _build_index(
         kinds if KIND_PICKS else {},
         _producers(tools, params) if PRODUCERS else {},
         frozenset(range(len(names))) - bare,
+        tuple(name_words),
     )
 
 
@@ -1910,8 +1908,8 @@ class OfflineClassifier:
         says a candidate's whole multi-word name or keyword phrase (a name only when the head
         is `sure`: `HEAD_SURE_P`), or (`HEAD_YIELDS_TO_VALUES`) holds a value a tool acts on
         (`_VALUE`, `_ENTITIES`) or names an MCP server."""
-        said = filter(_is_phrase, own)
-        if any(said) if not sure else not index.name_phrases.isdisjoint(said):
+        said = [term for term in own if _is_phrase(term)]
+        if said and (not sure or not index.name_phrases.isdisjoint(said)):
             return True
         if any(all(map(own.__contains__, tail)) for tail in index.name_objects):
             return True
