@@ -240,6 +240,11 @@ HEAD_PER_CLAUSE = True
 its clauses (`clauses_of`; `_clause_asks` says how many are read) is more likely a task than
 conversation on its own: a long aside that ends in a request ("ugh, what a week ... anyway, what
 I need: remind me at 3 to call the insurer") reads as conversation whole."""
+CLAUSE_NEEDS_EVIDENCE = True
+"""...and only when that clause is any evidence for a tool beyond the core ones (or holds a value
+a tool acts on, says a tool's whole name or keyword phrase, or names a server: what keeps a
+topical clause a task in `_asks_nothing`): "honestly, what is wrong with us?" after a story
+reads as a task to the head alone but asks nothing any tool on the surface does."""
 CLAUSE_TASK_P = 0.5
 """A clause is a task for `HEAD_PER_CLAUSE` when the head's probability that it is conversation
 is below this (more likely a task than not), or below the turn's bar when that is lower."""
@@ -1748,6 +1753,7 @@ class OfflineClassifier:
                     short,
                     min(bar, CLAUSE_TASK_P),
                     stop,
+                    self._is_evidence(index, request.core_tools) if CLAUSE_NEEDS_EVIDENCE else None,
                 )
             )
         ):
@@ -1877,7 +1883,11 @@ class OfflineClassifier:
 
     @staticmethod
     def _clause_asks(
-        readers: Sequence[tuple[ConversationReader, int]], text: str, below: float, stop: float
+        readers: Sequence[tuple[ConversationReader, int]],
+        text: str,
+        below: float,
+        stop: float,
+        evidence: Callable[[str], bool] | None = None,
     ) -> bool:
         """Whether a clause of `text` is a task to the conversation heads on its own (its
         probability of conversation below `below`; `HEAD_PER_CLAUSE`). Each clause is read by
@@ -1887,7 +1897,8 @@ class OfflineClassifier:
         texts of `MAX_CHARS`, so its clauses cost a millisecond together and a rambling
         13-clause aside that ends in a request is read whole: `MAX_SEGMENTS`) and has a
         probability for it. A text of one clause is not read again; past the turn's budget
-        (`stop`) the rest are not read."""
+        (`stop`) the rest are not read. With `evidence`, a clause below `below` counts only when
+        `evidence` holds for it (`CLAUSE_NEEDS_EVIDENCE`)."""
         parts = clauses_of(text)
         usable = [reader for reader, limit in readers if len(parts) <= limit]
         if len(parts) < 2 or not usable:
@@ -1896,9 +1907,38 @@ class OfflineClassifier:
             if time.monotonic() > stop:
                 return False
             p = next((p for p in (r.conversation(part) for r in usable) if p is not None), None)
-            if p is not None and p < below:
+            if p is not None and p < below and (evidence is None or evidence(part)):
                 return True
         return False
+
+    def _best_other(self, index: _Index, part: str, core: Collection[str]) -> float | None:
+        """The best score of a tool but the `core` ones on what `part` says besides its topical
+        markers; None: it says a tool's whole name or keyword phrase, or a server's."""
+        text, said = without_markers(index.topical or Markers({}, ()), part)
+        if GLOSSARY:
+            text = gloss(text, lambda word: _known(index, word))
+        query = {t: w for t, w in self._query(index, text).items() if t not in said}
+        if any(map(_is_phrase, query)) or (
+            index.families and _named_families(index, text, single=True)
+        ):
+            return None
+        touched: set[int] = set()
+        scores = self._score(index, query, touched)
+        names = index.names
+        return max((scores[i] for i in touched if names[i] not in core), default=0.0)
+
+    def _is_evidence(self, index: _Index, core: Collection[str]) -> Callable[[str], bool]:
+        """For `_clause_asks`: whether a clause is any evidence for a tool but the `core` ones
+        (`_best_other` above 0), holds a value a tool acts on, or says a tool's whole name or
+        keyword phrase or a server's name."""
+
+        def is_evidence(part: str) -> bool:
+            if _holds_value(part):
+                return True
+            score = self._best_other(index, part, core)
+            return score is None or score > 0.0
+
+        return is_evidence
 
     @staticmethod
     def _says_task(
@@ -1933,23 +1973,6 @@ class OfflineClassifier:
         `ENTITY_CHARS` characters."""
         left = [TOPICAL_CHECKS]
         core = request.core_tools
-        topical = index.topical or Markers({}, ())
-
-        def best(part: str) -> float | None:
-            """The best score of a tool but the core ones on what `part` says besides its
-            markers; None: it says a tool's whole name or keyword phrase, or a server's."""
-            text, said = without_markers(topical, part)
-            if GLOSSARY:
-                text = gloss(text, lambda word: _known(index, word))
-            query = {t: w for t, w in self._query(index, text).items() if t not in said}
-            if any(map(_is_phrase, query)) or (
-                index.families and _named_families(index, text, single=True)
-            ):
-                return None
-            touched: set[int] = set()
-            scores = self._score(index, query, touched)
-            names = index.names
-            return max((scores[i] for i in touched if names[i] not in core), default=0.0)
 
         def asks_nothing(clause: str) -> bool:
             if left[0] <= 0:
@@ -1962,7 +1985,7 @@ class OfflineClassifier:
             if len(parts) > TOPICAL_PARTS:
                 return False
             for k, part in enumerate(parts):
-                score = best(part)
+                score = self._best_other(index, part, core)
                 if score is None or score >= WEAK_SCORE or (k and score > 0.0):
                     return False
             return True

@@ -265,3 +265,30 @@ def test_a_sure_head_reads_a_keyword_phrase_as_a_topic_and_a_tool_name_as_a_requ
     sure[topic] = 0.97
     monkeypatch.setattr(_offline, "HEAD_SURE_P", 1.0)  # every phrase counts
     assert "conversations_list" in allowed(topic)
+
+
+def test_a_clause_that_reads_as_a_task_but_asks_no_tool_leaves_the_turn_conversation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`CLAUSE_NEEDS_EVIDENCE`: a clause the head reads as a task on its own keeps the turn a
+    task only when it is evidence for some tool beyond the core ones; a rhetorical question
+    after a story ("honestly, what is wrong with us?") is not. The probabilities are set here
+    (the whole turn conversation, the question a task), so the test does not depend on the
+    shipped head."""
+    prompt = (
+        "we spent an hour of the code review arguing about tabs and spaces. "
+        "honestly, what is wrong with us?"
+    )
+    question = next(p for p in _offline.clauses_of(prompt) if "wrong with us" in p)
+    real = NgramConversation.conversation
+
+    def read(self: NgramConversation, text: str) -> float | None:
+        if text == question:
+            return 0.2
+        return 0.99 if text.strip() and text in prompt else real(self, text)
+
+    monkeypatch.setattr(NgramConversation, "conversation", read)
+    assert allowed(prompt, offlineConversationHead=False)  # its words match tools
+    assert allowed(prompt) == set()
+    monkeypatch.setattr(_offline, "CLAUSE_NEEDS_EVIDENCE", False)
+    assert allowed(prompt)
