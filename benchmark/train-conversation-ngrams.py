@@ -45,6 +45,7 @@ DATA = [
     "benchmark/training/conversation-acts-6.json",
     "benchmark/training/conversation-acts-7.json",
     "benchmark/training/conversation-acts-8.json",
+    "benchmark/training/conversation-acts-9.json",
 ]
 MIN_DF = 3
 L2 = 3e-6
