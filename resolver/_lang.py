@@ -48,6 +48,31 @@ def stopwords() -> dict[str, frozenset[str]]:
 
 
 @built_once
+def person_roles() -> re.Pattern[str] | None:
+    """A possessive and a person noun of ``catalogs/language.json``'s ``persons`` ("my wife",
+    "our landlord"): a person the request names by relation, which fills a keyword phrase's
+    person slot as a pronoun does. ``None`` when the file lists none. One alternation of plain
+    words (linear in the text)."""
+    section = _language_file().get("persons", {})
+    owners: list[str] = []
+    nouns: list[str] = []
+    for entry in section.values() if isinstance(section, dict) else ():
+        if isinstance(entry, dict):
+            owners += [w for w in entry.get("possessives", ()) if isinstance(w, str) and w]
+            nouns += [w for w in entry.get("nouns", ()) if isinstance(w, str) and w]
+    if not owners or not nouns:
+        return None
+
+    def alternation(words: list[str]) -> str:
+        return "|".join(re.escape(w) for w in sorted(set(words), key=lambda w: (-len(w), w)))
+
+    return re.compile(
+        rf"(?<![\w'’])(?:{alternation(owners)})[ \t]{{1,3}}(?:{alternation(nouns)})(?![\w'’-])",
+        re.IGNORECASE,
+    )
+
+
+@built_once
 def _word_lists() -> tuple[frozenset[str], frozenset[str]]:
     """``catalogs/english-words.json``'s two lists (empty when it is missing or unreadable)."""
     raw = shipped_table("english-words.json") or {}

@@ -70,7 +70,14 @@ from ._classify import Classification, ClassifyInput
 from ._conversation import Markers, has_marker, task_text, without_markers
 from ._data import built_once
 from ._glossary import gloss, glossary
-from ._lang import english_words, latin_language, letter_hits, proper_names, stopwords
+from ._lang import (
+    english_words,
+    latin_language,
+    letter_hits,
+    person_roles,
+    proper_names,
+    stopwords,
+)
 from ._limits import MAX_ID_CHARS
 from ._ngram_head import NgramConversation
 from ._semantic import SemanticScorer, fuse, passage_text
@@ -1306,6 +1313,9 @@ def _with_persons(index: _Index, text: str, lang: str, words: list[str]) -> list
         return match.group()
 
     slotted = _PERSON_PRONOUN.sub(PERSON_TERM, head)
+    roles = person_roles() if lang == "en" else None
+    if roles is not None:
+        slotted = roles.sub(PERSON_TERM, slotted)
     if lang != "de":  # German writes every noun capitalised
         slotted = _PERSON_NAME.sub(name, slotted)
     if slotted == head:

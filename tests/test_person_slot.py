@@ -71,3 +71,21 @@ def test_what_fills_the_slot() -> None:
     assert slot in words("Schreib ihm etwas über Montagmorgen", "de")
     # "them" is a group as often as people ("wait for all of them": the agents)
     assert words("wait for all of them") == ["unchanged"]
+    # a person named by relation (catalogs/language.json, "persons"), in English
+    assert slot in words("text my wife the gate code")
+    assert slot in words("tell our landlord the heater broke")
+    assert words("text my wifi password to the printer") == ["unchanged"]
+    assert words("mi hermana", "es") == ["unchanged"]
+
+
+def test_a_person_named_by_relation_fills_the_slot() -> None:
+    prompt = "look up the flight status of BA117 and text my wife when it lands"
+    assert "message" in extra_tools(prompt)
+    assert "message" in extra_tools("tell my boss the demo moved to 3")
+
+
+def test_without_the_persons_list_a_relation_is_no_person(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(offline, "person_roles", lambda: None)
+    assert "message" not in extra_tools(
+        "look up the flight status of BA117 and text my wife when it lands"
+    )

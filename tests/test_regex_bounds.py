@@ -20,7 +20,7 @@ UNITS = (
     "a", "A", "aA", "1", "_", "a_", "-", "a-", ".", "a.", "/", " ", "a ", "\t", "\n", "é", "字",
     "#a", ":", "a:", ", ", ",", "!", ". ", ".a", " .", " -", "- ", " and", "and ", " y", "。",
     "，", "\n ", "a. ", "a, ", "a and ", "a - ", "..", "!?", "(", "a(", "'", '"', "<", "=",
-    "select ", "http://", "www.", "x.y_z",
+    "select ", "http://", "www.", "x.y_z", "my ", "my  wife", "my wife ",
 )  # fmt: skip
 TAILS = ("", "!", "é", "字", " ", "'", ")")
 PREFIXES = ("", "```")  # an opening code fence (the LLM answer's `_llm._FENCE`)
@@ -44,6 +44,10 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         module = importlib.import_module(info.name)
         for key, value in vars(module).items():
             visit(f"{info.name}.{key}", value)
+    # patterns built from data on first use
+    from resolver._lang import person_roles
+
+    visit("resolver._lang.person_roles()", person_roles())
     return found
 
 
