@@ -554,6 +554,10 @@ word "long" ("trigger a long-running operation", "long-term goals"). (Other degr
 keep their word: "how far" is about a distance.)"""
 _CAPITALISED = re.compile(r"\b[A-Z][A-Za-z]*+")
 _HOW_LONG = re.compile(r"\bhow\s++long\b", re.IGNORECASE)
+CLOSE_TO = True
+"""An English "close to" is "near" ("a venue close to Cais do Sodré", "close to full"), never
+the verb "close" that browser and session tools are named for ("close the tab" has no "to")."""
+_CLOSE_TO = re.compile(r"\bclose\s++to\b", re.IGNORECASE)
 _VALUE = re.compile(
     r"(?<![\w.~/-])~?/[\w.-]++/"  # an absolute path ("/var/log/syslog", "~/notes/")
     r"|(?<![\w.-])[A-Za-z][\w.-]*+/[A-Za-z0-9]"  # a relative path or a repository ("acme/app")
@@ -1526,6 +1530,8 @@ class OfflineClassifier:
                     query[_WORD_TERM + word] = query.get(_WORD_TERM + word, 0.0) + weight
         if HOW_LONG:
             text = _HOW_LONG.sub("how duration", text)
+        if CLOSE_TO:
+            text = _CLOSE_TO.sub("near", text)
         written: dict[str, str] = {}  # the prompt's words as typed -> their terms
         every: list[str] = []  # with the function words, which tell the language
         words = tokens(text, words=written, every=every)

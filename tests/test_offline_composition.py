@@ -504,6 +504,23 @@ def test_how_long_asks_for_a_duration(
     assert off.get("trigger_long_running_operation", 0.0) > off.get("distance_matrix", 0.0)
 
 
+def test_close_to_is_near(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An English "close to" is "near": a venue close to a square reaches the tool that finds
+    places near a location, not the one named for closing a browser page — which wins with the
+    rule off."""
+    tools = [
+        ToolInfo(name="browser_close", description="Close the page."),
+        ToolInfo(name="search_places", description="Search for places near a location."),
+    ]
+    prompt = "find a venue close to Cais do Sodré for 120 people"
+    allowed, _ = run(resolver_with(tmp_path, {}), prompt, tools)
+    assert "search_places" in allowed
+    assert "browser_close" not in allowed
+    monkeypatch.setattr("resolver._offline.CLOSE_TO", False)
+    _, off = run(resolver_with(tmp_path, {}), prompt, tools)
+    assert off.get("browser_close", 0.0) > off.get("search_places", 0.0)
+
+
 def test_take_is_a_light_verb(tmp_path: Path) -> None:
     """'take' asks for nothing by itself, like 'get' and 'make': "how long would it take to
     bike there" and "take a look at the route" do not reach a screenshot tool named
