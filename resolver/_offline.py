@@ -572,11 +572,21 @@ task even with a topical marker ("explain what's in /var/log/syslog", "write a h
 to @lena", "what does spec.concurrencyPolicy mean")."""
 ENTITY_CHARS = 2000
 """Values are looked for in the first this many characters of a text (bounded work)."""
+HEAD_SURE_IGNORES_CODE = True
+"""A turn the conversation head is sure of (`HEAD_SURE_P`) stays conversation though it quotes
+code: "what does this do? `arr.filter(n => n > 10).length`" asks for an explanation, as a
+keyword phrase there is a topic. A path, a link, a file name or another value outside the
+quotes still makes it a task, and a turn the head is less sure of keeps the quoted code as a
+value ("run `npm test`")."""
+_CODE = re.compile(r"```[^`]{0,2000}```|`[^`\n]{1,400}`")
 
 
-def _holds_value(text: str) -> bool:
+def _holds_value(text: str, *, code: bool = True) -> bool:
     """Whether the first `ENTITY_CHARS` characters of `text` hold a value a tool acts on
-    (`_VALUE`, `_ENTITIES`): what keeps a clause or a turn a task whatever its other words."""
+    (`_VALUE`, `_ENTITIES`): what keeps a clause or a turn a task whatever its other words.
+    `code` False: quoted code (`_CODE`) is no such value, nor is what it holds."""
+    if not code:
+        text = _CODE.sub(" ", text[:ENTITY_CHARS])
     return _VALUE.search(text, 0, ENTITY_CHARS) is not None or any(_entities_in(text))
 
 
@@ -1769,7 +1779,13 @@ class OfflineClassifier:
                     short,
                     min(bar, CLAUSE_TASK_P),
                     stop,
-                    self._is_evidence(index, request.core_tools) if CLAUSE_NEEDS_EVIDENCE else None,
+                    self._is_evidence(
+                        index,
+                        request.core_tools,
+                        code=not (HEAD_SURE_IGNORES_CODE and (p_chat or 0.0) >= HEAD_SURE_P),
+                    )
+                    if CLAUSE_NEEDS_EVIDENCE
+                    else None,
                 )
             )
         ):
@@ -1943,13 +1959,15 @@ class OfflineClassifier:
         names = index.names
         return max((scores[i] for i in touched if names[i] not in core), default=0.0)
 
-    def _is_evidence(self, index: _Index, core: Collection[str]) -> Callable[[str], bool]:
+    def _is_evidence(
+        self, index: _Index, core: Collection[str], *, code: bool = True
+    ) -> Callable[[str], bool]:
         """For `_clause_asks`: whether a clause is any evidence for a tool but the `core` ones
         (`_best_other` above 0), holds a value a tool acts on, or says a tool's whole name or
         keyword phrase or a server's name."""
 
         def is_evidence(part: str) -> bool:
-            if _holds_value(part):
+            if _holds_value(part, code=code):
                 return True
             score = self._best_other(index, part, core)
             return score is None or score > 0.0
@@ -1971,7 +1989,7 @@ class OfflineClassifier:
             return True
         if not HEAD_YIELDS_TO_VALUES:
             return False
-        if _holds_value(task):
+        if _holds_value(task, code=not (sure and HEAD_SURE_IGNORES_CODE)):
             return True
         return bool(index.families) and bool(
             _named_families(index, task[:ENTITY_CHARS], single=True)

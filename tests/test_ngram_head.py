@@ -292,3 +292,24 @@ def test_a_clause_that_reads_as_a_task_but_asks_no_tool_leaves_the_turn_conversa
     assert allowed(prompt) == set()
     monkeypatch.setattr(_offline, "CLAUSE_NEEDS_EVIDENCE", False)
     assert allowed(prompt)
+
+
+def test_a_sure_head_reads_quoted_code_as_a_topic_but_a_path_as_a_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`HEAD_SURE_IGNORES_CODE`: a turn the head is sure is conversation stays so though it
+    quotes code (an explanation is asked for); a path outside the quotes, or a head less sure,
+    keeps the value rule. The probabilities are set here, so the test does not depend on the
+    shipped head. Prompts written for this test."""
+    sure = {"value": 0.99}
+    monkeypatch.setattr(NgramConversation, "conversation", lambda self, text: sure["value"])
+    explain = "what does this line do? `const total = items.reduce((a, b) => a + b.price, 0);`"
+    assert allowed(explain) == set()
+    # a path outside the quotes is still a value a tool acts on
+    assert allowed("what does `reduce` do in src/cart/total.js?")
+    # a head that is not sure keeps quoted code a value
+    sure["value"] = _offline.HEAD_SURE_P - 0.05
+    assert allowed(explain)
+    sure["value"] = 0.99
+    monkeypatch.setattr(_offline, "HEAD_SURE_IGNORES_CODE", False)
+    assert allowed(explain)
