@@ -141,7 +141,13 @@ def test_legacy_openclaw_json_configures_the_llm_and_telemetry(
     llm_server.default = completion({"tools": ["automations"], "confidence": 0.9, "reasoning": ""})
     telemetry = tmp_path / "t.jsonl"
     openclaw = tmp_path / "openclaw.json"
-    legacy = {"llmApiBase": llm_server.base_url, "telemetryFile": str(telemetry)}
+    # the longest LLM timeout: a cold CLI process on a loaded 2-core machine (CI beside the
+    # benchmark queue) took longer than the default 4 s and abstained at the turn's deadline
+    legacy = {
+        "llmApiBase": llm_server.base_url,
+        "telemetryFile": str(telemetry),
+        "llmTimeoutMs": 14000,
+    }
     openclaw.write_text(json.dumps({"plugins": {"openclaw-tool-resolver": legacy}}))
     command = ["resolve", "remind me at 9", "--config", str(openclaw), "--json"]
     proc = subprocess.run(
