@@ -30,10 +30,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -58,38 +57,6 @@ def plain_tokenizer(stop: frozenset[str], *, stemmed: bool) -> Tokenizer:
         return [stem(w) for w in words] if stemmed else words
 
     return tokenize
-
-
-class PlainBM25:
-    """Okapi BM25 over one tokenizer (the same formula as the shipped baseline)."""
-
-    def __init__(self, docs: Sequence[str], tokenize: Tokenizer, *, k1: float = 1.2) -> None:
-        self.tokenize = tokenize
-        parsed = [tokenize(d) for d in docs]
-        self.n = len(parsed)
-        avg = sum(len(d) for d in parsed) / self.n
-        df: dict[str, int] = {}
-        for doc in parsed:
-            for term in set(doc):
-                df[term] = df.get(term, 0) + 1
-        self.postings: dict[str, list[tuple[int, float]]] = {}
-        for i, doc in enumerate(parsed):
-            tf: dict[str, int] = {}
-            for term in doc:
-                tf[term] = tf.get(term, 0) + 1
-            norm = k1 * (1 - 0.75 + 0.75 * len(doc) / avg)
-            for term, f in tf.items():
-                idf = math.log(1.0 + (self.n - df[term] + 0.5) / (df[term] + 0.5))
-                self.postings.setdefault(term, []).append((i, idf * f * (k1 + 1) / (f + norm)))
-
-    def rank(self, prompt: str) -> list[int]:
-        scores: dict[int, float] = {}
-        for term in self.tokenize(prompt):
-            for i, w in self.postings.get(term, ()):
-                scores[i] = scores.get(i, 0.0) + w
-        hits = sorted(scores, key=lambda i: (-scores[i], i))
-        seen = set(hits)
-        return hits + [i for i in range(self.n) if i not in seen]
 
 
 def gold_ranks(rank: Callable[[str], list[int]], names: list[str], cases: list[dict]) -> list[int]:
@@ -138,20 +105,21 @@ def main() -> int:
 
     stop = english_stopwords()
     plain = plain_tokenizer(stop, stemmed=False)
+    stemmed = plain_tokenizer(stop, stemmed=True)
     docs = [f"{t['name']} {t['description']}" for t in tools]
     name3 = [f"{t['name']} {t['name']} {t['name']} {t['description']}" for t in tools]
     variants: dict[str, Callable[[str], list[int]]] = {
-        "plain": PlainBM25(docs, plain).rank,
-        "plain+stem": PlainBM25(docs, plain_tokenizer(stop, stemmed=True)).rank,
-        "plain, k1 1.5": PlainBM25(docs, plain, k1=1.5).rank,
-        "plain, name x3": PlainBM25(name3, plain).rank,
+        "plain": BM25Ranker.over_texts(docs, tokenize=plain).rank,
+        "plain+stem": BM25Ranker.over_texts(docs, tokenize=stemmed).rank,
+        "plain, k1 1.5": BM25Ranker.over_texts(docs, tokenize=plain, k1=1.5).rank,
+        "plain, name x3": BM25Ranker.over_texts(name3, tokenize=plain).rank,
         "shipped bm25": BM25Ranker([(t["name"], t["description"]) for t in tools]).rank,
     }
     if args.dense:
         pairs = [(t["name"], t["description"]) for t in tools]
         dense = DenseRanker(pairs)
         variants["shipped rrf"] = RRFRanker([BM25Ranker(pairs), dense]).rank
-        strongest = PlainBM25(name3, plain)
+        strongest = BM25Ranker.over_texts(name3, tokenize=plain)
         variants["plain, name x3 + dense rrf"] = RRFRanker([strongest, dense]).rank
     fixed = (10, 13, 15, 20, 30)
     header = (

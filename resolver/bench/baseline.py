@@ -70,10 +70,30 @@ def _text(name: str, description: str) -> str:
 
 
 class BM25Ranker:
-    """Okapi BM25 over `_text.tokens` (see the module docstring)."""
+    """Okapi BM25 over `_text.tokens` (see the module docstring); `tokenize` and `k1` let a
+    benchmark compare other recipes with the same formula (`benchmark/plain-bm25.py`)."""
 
-    def __init__(self, documents: Sequence[tuple[str, str]]) -> None:
-        docs = [tokens(_text(n, d)) for n, d in documents]
+    def __init__(
+        self,
+        documents: Sequence[tuple[str, str]],
+        *,
+        tokenize: Callable[[str], list[str]] = tokens,
+        k1: float = K1,
+    ) -> None:
+        self.index([_text(n, d) for n, d in documents], tokenize, k1)
+
+    @classmethod
+    def over_texts(
+        cls, texts: Sequence[str], *, tokenize: Callable[[str], list[str]], k1: float = K1
+    ) -> BM25Ranker:
+        """A ranker over whole document texts (no identifier splitting of a name first)."""
+        ranker = cls.__new__(cls)
+        ranker.index(texts, tokenize, k1)
+        return ranker
+
+    def index(self, texts: Sequence[str], tokenize: Callable[[str], list[str]], k1: float) -> None:
+        self.tokenize = tokenize
+        docs = [tokenize(text) for text in texts]
         self.n = len(docs)
         avg = (sum(len(d) for d in docs) / self.n) if self.n else 1.0
         df: dict[str, int] = {}
@@ -85,14 +105,14 @@ class BM25Ranker:
             tf: dict[str, int] = {}
             for term in doc:
                 tf[term] = tf.get(term, 0) + 1
-            norm = K1 * (1 - B + B * len(doc) / (avg or 1.0))
+            norm = k1 * (1 - B + B * len(doc) / (avg or 1.0))
             for term, f in tf.items():
                 idf = math.log(1.0 + (self.n - df[term] + 0.5) / (df[term] + 0.5))
-                self.postings.setdefault(term, []).append((i, idf * f * (K1 + 1) / (f + norm)))
+                self.postings.setdefault(term, []).append((i, idf * f * (k1 + 1) / (f + norm)))
 
     def scores(self, prompt: str) -> list[float]:
         out = [0.0] * self.n
-        for term in tokens(prompt):
+        for term in self.tokenize(prompt):
             for i, w in self.postings.get(term, ()):
                 out[i] += w
         return out
