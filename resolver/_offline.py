@@ -1764,13 +1764,11 @@ class OfflineClassifier:
         own = self._query(index, task, typos=typos, entities=found) if task.strip() else {}
         query = self._turn_query(index, request, task, own) if task.strip() else {}
         scores, semantic = self._scored(index, request, query, plain)
+        sure = (p_chat or 0.0) >= HEAD_SURE_P
         if (
             chat
             and head is not None
-            and not (
-                HEAD_YIELDS_TO_NAMES
-                and self._says_task(index, task, own, sure=(p_chat or 0.0) >= HEAD_SURE_P)
-            )
+            and not (HEAD_YIELDS_TO_NAMES and self._says_task(index, task, own, sure=sure))
             and not (HEAD_YIELDS_TO_UNLISTED and _leads_unlisted(index, scores, request.core_tools))
             and not (
                 HEAD_PER_CLAUSE
@@ -1780,9 +1778,7 @@ class OfflineClassifier:
                     min(bar, CLAUSE_TASK_P),
                     stop,
                     self._is_evidence(
-                        index,
-                        request.core_tools,
-                        code=not (HEAD_SURE_IGNORES_CODE and (p_chat or 0.0) >= HEAD_SURE_P),
+                        index, request.core_tools, code=not (HEAD_SURE_IGNORES_CODE and sure)
                     )
                     if CLAUSE_NEEDS_EVIDENCE
                     else None,
