@@ -46,7 +46,7 @@ LISTS: dict[str, tuple[str, ...]] = {
     "coding": CODING,
     "none": (),
 }
-SETS = ("curated", "parallel", "compositional", *MCP_SETS)
+SETS = ("curated", "parallel", "compositional", "compositional-2", *MCP_SETS)
 
 
 def tool_bytes(names: tuple[str, ...]) -> int:

@@ -38,6 +38,7 @@ NAMES = {
     "de": "German",
     "fr": "French",
     "pt": "Portuguese",
+    "it": "Italian",
     "typo": "English, typos/informal",
 }
 

@@ -37,7 +37,9 @@ from ._data import default_catalog_path
 from ._errors import CatalogError
 from ._files import read_regular
 from ._limits import (
+    MAX_CANDIDATES,
     MAX_DESCRIPTION_CHARS,
+    MAX_ID_CHARS,
     MAX_KEYWORD_CHARS,
     MAX_KEYWORDS_PER_TOOL,
     bound_keywords,
@@ -77,6 +79,9 @@ class ConversationMarkers(BaseModel):
 MAX_LOOKUP_PHRASES = 4000
 """At most this many phrases in each `LookupCues` list."""
 _Phrase = Annotated[str, StringConstraints(min_length=1, max_length=MAX_KEYWORD_CHARS)]
+MAX_COMPANIONS = 8
+"""At most this many companions per tool (`CatalogFile.companions`)."""
+_ToolName = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)]
 
 
 class LookupCues(BaseModel):
@@ -110,6 +115,14 @@ class CatalogFile(BaseModel):
     """Optional: tool name -> user-vocabulary terms that signal it (any language)."""
     groups: dict[str, list[str]] = Field(default_factory=dict)
     """Optional: group name -> tool names (informational)."""
+    companions: dict[_ToolName, Annotated[list[_ToolName], Field(max_length=MAX_COMPANIONS)]] = (
+        Field(default_factory=dict, max_length=MAX_CANDIDATES)
+    )
+    """Optional: tool name -> tools kept beside it whenever it is kept for the turn (by the
+    classifier, the keyword cache or continuity; not by the core list): host tools that overlap
+    for one act, where the classifier may pick the narrow one ("conversations_send" posts to a
+    chat by reference, "message" is the host's general send tool). Only adds, one hop, only
+    candidates. A layer that sets a tool's list replaces it; an empty list removes it."""
     state_requirements: dict[str, dict[str, dict[str, Any]]] = Field(
         default_factory=dict, alias="stateRequirements"
     )
@@ -292,6 +305,8 @@ class EffectiveCatalog:
     """Conversation markers that take a topic (`ConversationMarkers.topical`)."""
     lookup: Lookup = field(default_factory=lambda: Lookup())
     """The look-up tools and the cues that call for them (`LookupCues`)."""
+    companions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Tool name -> the tools kept beside it (`CatalogFile.companions`, merged)."""
 
     @property
     def markers(self) -> tuple[str, ...]:
@@ -317,6 +332,7 @@ class EffectiveCatalog:
             origins,
             (self.social, self.self_contained, self.topical),
             self.lookup,
+            self.companions,
         )
 
 
@@ -332,8 +348,10 @@ def _build(
     origins: Mapping[str, str],
     markers: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ((), (), ()),
     lookup: Lookup | None = None,
+    companions: Mapping[str, tuple[str, ...]] | None = None,
 ) -> EffectiveCatalog:
     lookup = lookup or Lookup()
+    companions = companions or {}
     fp = _fingerprint(
         {
             "tools": dict(tools),
@@ -342,9 +360,12 @@ def _build(
             "req": {k: dict(v) for k, v in reqs.items()},
             "conversation": [list(m) for m in markers],
             "lookup": [list(lookup.tools), list(lookup.ask), list(lookup.current)],
+            "companions": {k: list(v) for k, v in companions.items()},
         }
     )
-    return EffectiveCatalog(tools, skills, keywords, reqs, fp, origins, *markers, lookup)
+    return EffectiveCatalog(
+        tools, skills, keywords, reqs, fp, origins, *markers, lookup, companions
+    )
 
 
 def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
@@ -353,6 +374,7 @@ def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
     skills: dict[str, str] = {}
     keywords: dict[str, tuple[str, ...]] = {}
     reqs: dict[str, Mapping[str, Mapping[str, Any]]] = {}
+    companions: dict[str, tuple[str, ...]] = {}
     origins: dict[str, str] = {}
     social: tuple[str, ...] = ()
     self_contained: tuple[str, ...] = ()
@@ -375,7 +397,18 @@ def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
         for name, terms in layer.keywords.items():
             keywords[name] = tuple(terms)
         reqs.update(layer.state_requirements)
-    return _build(tools, skills, keywords, reqs, origins, (social, self_contained, topical), lookup)
+        for name, others in layer.companions.items():
+            companions[name] = tuple(dict.fromkeys(o for o in others if o != name))
+    return _build(
+        tools,
+        skills,
+        keywords,
+        reqs,
+        origins,
+        (social, self_contained, topical),
+        lookup,
+        {name: others for name, others in companions.items() if others},
+    )
 
 
 @dataclass

@@ -558,6 +558,25 @@ CLOSE_TO = True
 """An English "close to" is "near" ("a venue close to Cais do Sodré", "close to full"), never
 the verb "close" that browser and session tools are named for ("close the tab" has no "to")."""
 _CLOSE_TO = re.compile(r"\bclose\s++to\b", re.IGNORECASE)
+CLOCK_TIME = True
+"""A time of day in a request ("remind me at 10:30", "at 5:40", "Friday at noon", "tous les
+jours à 20h", "um 18 Uhr", "a las 7", "午後3時", "오후 3시") is read as the word "schedule" beside
+it: a request that names the hour something should happen asks for a scheduler, and the
+scheduler's words ("remind") are shared by the event-triggered reminder tool, whose text is
+shorter. A duration ("3 hours", "3時間", "3시간") is no time of day."""
+_CLOCK = re.compile(
+    # 10:30, 9.30 pm, 20h, 20h30 (not 10:30:15, a ratio 16:9, a version 1.10 or 48h)
+    r"(?<![\w:.,/-])(?:[01]?\d|2[0-3])(?::[0-5]\d|[hH](?:[0-5]\d)?)(?![\w:/-]|[.,]\d)"
+    r"|(?<![\w:.,/-])(?:1[0-2]|0?[1-9])(?:[:.][0-5]\d)?\s?(?i:[ap]\.?m\.?)(?!\w)"
+    r"|(?i:\b(?:at|by|before|until|till|after)\s++(?:noon|midnight)\b)"
+    r"|(?<![\w.,])(?:[01]?\d|2[0-3])\s?(?:Uhr\b|o'clock\b)"
+    r"|(?i:(?<!\w)(?:a\s++las|às)\s++(?:[01]?\d|2[0-3])(?![\d%]))"
+    r"|(?<!\d)(?:[01]?\d|2[0-3])\s?(?:時(?!間)|시(?!간))"
+    r"|(?:上午|下午|晚上|早上|凌晨|中午|傍晚|今晚|明早)\s?(?:[01]?\d|2[0-3])\s?点"
+    r"|(?<!\d)(?:[01]?\d|2[0-3])点(?:半|钟|[0-5]?\d分)"
+)
+_SCHEDULE = "schedul"
+"""The term of the word "schedule" (Snowball English, as `tokens` writes it)."""
 _VALUE = re.compile(
     r"(?<![\w.~/-])~?/[\w.-]++/"  # an absolute path ("/var/log/syslog", "~/notes/")
     r"|(?<![\w.-])[A-Za-z][\w.-]*+/[A-Za-z0-9]"  # a relative path or a repository ("acme/app")
@@ -1584,6 +1603,8 @@ class OfflineClassifier:
                     typos[key] = found
             for match in found:
                 query[match] = query.get(match, 0.0) + weight * TYPO_WEIGHT
+        if CLOCK_TIME and _SCHEDULE in index.weights and _CLOCK.search(text, 0, ENTITY_CHARS):
+            query[_SCHEDULE] = query.get(_SCHEDULE, 0.0) + weight
         if index.has_synonyms and words:
             for table, share_of in (
                 (synonyms() if SYNONYMS else None, SYNONYM_WEIGHT),

@@ -65,7 +65,7 @@ logger = logging.getLogger("resolver")
 Clock = Callable[[], float]
 Observer = Callable[[TurnRequest, Resolution], None]
 
-_DECIDING_SIGNALS = frozenset({"classifier", "floor", "reuse", "cache", "continuity"})
+_DECIDING_SIGNALS = frozenset({"classifier", "floor", "reuse", "cache", "continuity", "companion"})
 
 MAX_OTHER_CARDS = 50
 """How many not-selected candidates the ranked card lists (the rest are counted)."""
@@ -297,6 +297,23 @@ def apply_continuity(state: TurnState, turns: int) -> TurnState:
         if call.id and call.id not in answered
     ]
     return state.add(pending, "continuity", "pending_call_kept")
+
+
+def apply_companions(state: TurnState) -> TurnState:
+    """The catalog's companions of every tool kept so far join it (``companion_added``): host
+    tools that overlap for one act, where the classifier may keep the narrow one. Runs before
+    the core tools (a core tool's companions are not added for it) and only adds candidates;
+    one hop (a companion's own companions are not followed)."""
+    companions = state.catalog.companions
+    if not companions or not state.surface:
+        return state
+    wanted = [
+        other
+        for name in sorted(state.surface)
+        for other in companions.get(name, ())
+        if other not in state.surface
+    ]
+    return state.add(wanted, "companion", "companion_added") if wanted else state
 
 
 def apply_core(state: TurnState, core_tools: Iterable[str]) -> TurnState:
@@ -698,6 +715,7 @@ class Resolver:
         ):
             persist_soon(self.cache, self.clock())
         state = apply_continuity(state, config.continuity_turns)
+        state = apply_companions(state)
         state = apply_core(state, config.core_tools)
         state = apply_search_catalog(state, config.host_search_tools, config.search_catalog_size)
         timings = Timings(total_ms=self._ms(start), classifier_ms=classifier_ms, llm_ms=llm_ms)

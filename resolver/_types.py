@@ -30,6 +30,7 @@ ReasonCode = Literal[
     "offline_selected",
     "conversation_core_only",
     "cache_added",
+    "companion_added",
     "core_always",
     "search_catalog_widened",
     "continuity_kept",
@@ -82,7 +83,16 @@ LLM_FALLBACK_CODES: frozenset[str] = frozenset(
 """The LLM failed and the offline classifier answered (one code per cause)."""
 
 Signal = Literal[
-    "classifier", "floor", "cache", "continuity", "core", "search", "reuse", "full", "state"
+    "classifier",
+    "floor",
+    "cache",
+    "continuity",
+    "companion",
+    "core",
+    "search",
+    "reuse",
+    "full",
+    "state",
 ]
 """Which signal put a tool into the surface (the per-candidate rationale)."""
 

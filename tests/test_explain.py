@@ -123,7 +123,9 @@ def test_explain_shows_state_exclusions(
         {"channel": "discord"},
     )
     rows = table_rows(out)
-    assert rows["message"][3] == "OUT" and rows["message"][4:] == ["classifier,", "state"]
+    # wanted by the classifier and as the companion of a kept conversations_* tool
+    assert rows["message"][3] == "OUT"
+    assert rows["message"][4:] == ["classifier,", "companion,", "state"]
     assert int(rows["message"][0]) == [c.name for c in res.candidates].index("message") + 1
     assert "exclusions (state_ineligible_excluded):" in out
     assert f"  message  channel: {res.exclusions[0].why}" in out

@@ -10,6 +10,7 @@ import asyncio
 import pytest
 
 import resolver._offline as offline
+import resolver._pipeline as pipeline
 from resolver import Resolver, ResolverConfig, TurnRequest
 from resolver._surface import default_surface
 
@@ -44,6 +45,9 @@ def test_without_the_slot_the_same_prompt_is_weak_evidence_for_many_tools(
 def test_the_second_request_of_a_compositional_prompt_keeps_the_message_tool(
     prompt: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the classifier's own pick: without the catalog's companions (a kept conversations_*
+    # tool brings `message` too), which would hide what the slot does
+    monkeypatch.setattr(pipeline, "apply_companions", lambda state: state)
     assert "message" in extra_tools(prompt)
     monkeypatch.setattr(offline, "PERSON_SLOT", False)
     assert "message" not in extra_tools(prompt)

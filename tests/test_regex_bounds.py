@@ -20,7 +20,7 @@ UNITS = (
     "a", "A", "aA", "1", "_", "a_", "-", "a-", ".", "a.", "/", " ", "a ", "\t", "\n", "é", "字",
     "#a", ":", "a:", ", ", ",", "!", ". ", ".a", " .", " -", "- ", " and", "and ", " y", "。",
     "，", "\n ", "a. ", "a, ", "a and ", "a - ", "..", "!?", "(", "a(", "'", '"', "<", "=",
-    "select ", "http://", "www.", "x.y_z", "my ", "my  wife", "my wife ",
+    "select ", "http://", "www.", "x.y_z", "my ", "my  wife", "my wife ", "1:", "1h", "1 ", "às 1",
 )  # fmt: skip
 TAILS = ("", "!", "é", "字", " ", "'", ")")
 PREFIXES = ("", "```")  # an opening code fence (the LLM answer's `_llm._FENCE`)
