@@ -236,3 +236,23 @@ def test_a_time_of_day_keeps_the_scheduler_beside_a_strong_first_step(
     monkeypatch.setattr(offline_module, "CLOCK_TIME", False)
     assert "automations" not in offline_surface(prompt, no_companion)
     assert "automations" in offline_surface(prompt)  # the companion of `intent`
+
+
+def test_the_cli_shows_and_counts_companions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`catalog show --effective` lists the merged companions (an override's empty list
+    removes a shipped pair); `catalog validate` counts a file's."""
+    from resolver.cli import main
+
+    override = write(
+        tmp_path / "o.json", {"intent": [], "github__list_commits": ["github__get_file_contents"]}
+    )
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"catalogOverridesFile": str(override)}), encoding="utf-8")
+    assert main(["catalog", "show", "--effective", "--config", str(config)]) == 0
+    shown = json.loads(capsys.readouterr().out)["companions"]
+    assert shown["github__list_commits"] == ["github__get_file_contents"]
+    assert "intent" not in shown and shown["conversations_send"] == ["message"]
+    assert main(["catalog", "validate", str(override)]) == 0
+    assert "2 tools with companions" in capsys.readouterr().out

@@ -40,7 +40,8 @@ def validate(args: argparse.Namespace) -> int:
         f"{args.file}: valid catalog (schemaVersion {catalog.schema_version}): "
         f"{len(catalog.tools)} tools, {len(catalog.skills)} skills, "
         f"{len(catalog.keywords)} keyword sets, "
-        f"{len(catalog.state_requirements)} tools with state requirements"
+        f"{len(catalog.state_requirements)} tools with state requirements, "
+        f"{len(catalog.companions)} tools with companions"
     )
     return 0
 
@@ -62,6 +63,9 @@ def show(args: argparse.Namespace) -> int:
                 for name, text in sorted(effective.tools.items())
             },
             "skills": dict(sorted(effective.skills.items())),
+            "companions": {
+                name: list(others) for name, others in sorted(effective.companions.items())
+            },
         }
     )
     return 0
