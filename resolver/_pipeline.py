@@ -302,8 +302,8 @@ def apply_continuity(state: TurnState, turns: int) -> TurnState:
 def apply_companions(state: TurnState) -> TurnState:
     """The catalog's companions of every tool kept so far join it (``companion_added``): host
     tools that overlap for one act, where the classifier may keep the narrow one. Runs before
-    the core tools (a core tool's companions are not added for it) and only adds candidates;
-    one hop (a companion's own companions are not followed)."""
+    the core tools (a tool kept only because it is a core tool brings none) and only adds
+    candidates; one hop (a companion's own companions are not followed)."""
     companions = state.catalog.companions
     if not companions or not state.surface:
         return state
