@@ -23,6 +23,7 @@ from resolver import (
 from resolver import _offline as offline_module
 from resolver._catalog import MAX_COMPANIONS
 from resolver._data import default_catalog_path
+from resolver._surface import default_surface
 
 NAMES = (
     "read",
@@ -212,16 +213,13 @@ def test_durations_ratios_and_numbers_are_not(text: str) -> None:
 
 
 def offline_surface(prompt: str, override: Path | None = None) -> set[str]:
-    shared = Path(__file__).resolve().parent.parent.parent / "shared" / "openclaw"
-    raw = json.loads((shared / "default-tools-2026.9.6.json").read_text(encoding="utf-8"))
-    tools = [ToolInfo(name=t["name"], description=t.get("description", "")) for t in raw["tools"]]
+    """The default OpenClaw surface's answer, from a new resolver without an LLM."""
     config = ResolverConfig(
         catalogOverridesFile=str(override) if override else None, llmRecallFloor=False
     )
     resolver = Resolver(config, llm=None)
-    return set(
-        asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=tools))).tools_allow or []
-    )
+    request = TurnRequest(prompt=prompt, tools=default_surface())
+    return set(asyncio.run(resolver.resolve(request)).tools_allow or [])
 
 
 def test_a_time_of_day_keeps_the_scheduler_beside_a_strong_first_step(
