@@ -563,7 +563,9 @@ CLOCK_TIME = True
 jours à 20h", "um 18 Uhr", "a las 7", "午後3時", "오후 3시") is read as the word "schedule" beside
 it: a request that names the hour something should happen asks for a scheduler, and the
 scheduler's words ("remind") are shared by the event-triggered reminder tool, whose text is
-shorter. A duration ("3 hours", "3時間", "3시간") is no time of day."""
+shorter. A duration ("3 hours", "3時間", "3시간") is no time of day. Not an `_ENTITIES` row: those
+are values that keep a clause a task whatever its other words (`_holds_value`), and a time of
+day is said in conversation too ("my alarm went off at 6:00 and I still overslept")."""
 _CLOCK = re.compile(
     # 10:30, 9.30 pm, 20h, 20h30 (not 10:30:15, a ratio 16:9, a version 1.10 or 48h)
     r"(?<![\w:.,/-])(?:[01]?\d|2[0-3])(?::[0-5]\d|[hH](?:[0-5]\d)?)(?![\w:/-]|[.,]\d)"

@@ -309,7 +309,7 @@ def apply_companions(state: TurnState) -> TurnState:
         return state
     wanted = [
         other
-        for name in sorted(state.surface)
+        for name in state.surface
         for other in companions.get(name, ())
         if other not in state.surface
     ]
