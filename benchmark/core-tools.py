@@ -46,7 +46,16 @@ LISTS: dict[str, tuple[str, ...]] = {
     "coding": CODING,
     "none": (),
 }
-SETS = ("curated", "parallel", "compositional", "compositional-2", *MCP_SETS)
+SETS = (
+    "curated",
+    "parallel",
+    "compositional",
+    "compositional-2",
+    "compositional-3",
+    "compositional-4",
+    "compositional-5",
+    *MCP_SETS,
+)
 
 
 def tool_bytes(names: tuple[str, ...]) -> int:

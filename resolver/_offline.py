@@ -390,6 +390,11 @@ _ADDRESS = re.compile(
     r"|[\u4e00-\u9fff]\d{1,4}(?:[-－‐]\d{1,4}){2}(?![\d-])|\d{1,4}丁目"
     r"|[\u4e00-\u9fff](?:路|街|大道)\d{1,5}号"
 )
+_FLIGHT = re.compile(
+    r"(?<![\w./#:-])(?!(?:AI|AM|EU|GT|HQ|ID|IT|OS|PC|PM|PR|PS|RX|TV|UI|UK|US|VS)\b)"
+    r"(?:[A-Z]{2}\s?|(?!Q)[A-Z][0-9]\s|[0-9][A-Z]\s)[0-9]{2,4}(?![\w./:-])"
+)
+"""A flight number (`_ENTITIES`)."""
 _WEB_TLD = (
     r"(?:com|org|net|io|dev|app|ai|gov|edu|local|example|test|internal|site|shop|store|xyz|tv"
     r"|info|biz|cloud|page|uk|de|fr|es|it|pl|nl|jp|cn|kr|br|pt|ca|au|ch|se|no|eu|us|at|be|dk"
@@ -520,6 +525,17 @@ _ENTITIES = (
         ("/",),
     ),
     (
+        # a flight number, whose status a web search finds: an airline's two-character code
+        # and two to four digits ("BA 117", "LH2035", "TP 445", "U2 8721", "6E 204"); not a
+        # quarter ("Q3 2024"), a five-digit postcode ("CA 94107"), a product ("MP3", "PS5",
+        # "H264"), nor the capitals of common abbreviations before a number ("PR 412",
+        # "AI 101", "US 101")
+        _FLIGHT,
+        ("flight",),
+        False,
+        tuple("0123456789"),
+    ),
+    (
         # a street address, which a map or place tool takes: a house number and a street word
         # ("77 Massachusetts Ave", "18 rue Oberkampf", "Torstraße 100", "Via Torino 61"), a
         # Romance street word and a name ("Piazza del Duomo", "Rua Augusta"), a Japanese block
@@ -579,6 +595,50 @@ _CLOCK = re.compile(
 )
 _SCHEDULE = "schedul"
 """The term of the word "schedule" (Snowball English, as `tokens` writes it)."""
+SELF_PLACE = True
+"""Where the user is now ("where I am right now", "where am I", "wo ich gerade bin", "où je
+suis", "dónde estoy", "dove mi trovo", "onde estou", "今いるところ", "지금 있는 곳", "我在哪") or
+where their phone or laptop is ("where's my iPhone", "wo ist mein Handy") is read as the word
+"location" beside it: each of those words is a stop word ("where", "I", "am"), so without this
+a request about the user's own place holds no term for the tool that reports a device's
+location. "where are the files", "dove sono le chiavi" and "where is my package" are no such
+place (a thing's place is not the user's, nor is a parcel a device)."""
+_DEVICE = (
+    r"(?:phone|iphone|android|pixel|galaxy|laptop|macbook|mac|ipad|tablet|watch|handy|telefon"
+    r"|téléphone|telephone|tel|portable|ordi|ordinateur|celular|móvil|movil|telefono|cellulare"
+    r"|telemóvel|notebook|computer|pc|webcam)"
+)
+_SELF_PLACE = re.compile(
+    r"(?i:\bwhere\s++(?:i\s++am|am\s++i|i'?m(?:\s++at)?|i\s++currently\s++am)\b"
+    rf"|\bwhere(?:'s|\s++is|\s++are)\s++my\s++(?:\w+\s+)?{_DEVICE}\b"
+    r"|\bmy\s++(?:current\s++)?(?:location|position|whereabouts)\b"
+    r"|\bwo\s++(?:ich\s++(?:\w+\s++)?bin|bin\s++ich)\b"
+    rf"|\bwo\s++(?:ist|steckt)\s++mein\s++{_DEVICE}\b"
+    r"|\boù\s++(?:je\s++(?:suis|me\s++trouve)|suis-je)\b"
+    rf"|\boù\s++(?:est|se\s++trouve)\s++mon\s++{_DEVICE}\b"
+    r"|\bd[oó]nde\s++(?:estoy|me\s++encuentro)\b"
+    rf"|\bd[oó]nde\s++est[aá]\s++mi\s++{_DEVICE}\b"
+    r"|\bdove\s++(?:mi\s++trovo|sono(?:\s++(?:io|adesso|ora|in\s++questo\s++momento)\b|\s*+[.?!]|\s*+$))"
+    rf"|\bdov'?è\s++il\s++mio\s++{_DEVICE}\b"
+    r"|\bonde\s++(?:eu\s++)?(?:estou|t[oô])\b"
+    rf"|\b(?:onde\s++est[aá]|cad[eê])\s++(?:o\s++)?meu\s++{_DEVICE}\b)"
+    r"|今いる(?:ところ|所|場所)|今どこ|現在地|지금\s?(?:내가\s?)?있는\s?곳|지금\s?어디|내\s?위치"
+    r"|我(?:现在)?在哪|我的位置|我所在的"
+)
+_LOCATION = "locat"
+"""The term of the word "location"."""
+MY_DEVICE = True
+"""The user's own phone, tablet or computer ("my iPad", "my work MacBook", "mon tel", "mein
+Handy", "mi móvil", "il mio cellulare", "meu celular") is read as the word "device" beside it:
+a request about what is on, or what to do with, a device the user owns is about a paired
+device, and a product name ("iPad", "Pixel") or a colloquial word ("tel", "portable") is in no
+tool's text."""
+_MY_DEVICE = re.compile(
+    r"(?i:\b(?:my|mein(?:e[mn]?)?|mon|ma|mi|mis|mio|mia|il\s++mio|meu|minha|o\s++meu)"
+    rf"\s++(?:[\w-]+\s++)?{_DEVICE}s?\b)"
+)
+_DEVICE_TERM = "devic"
+"""The term of the word "device"."""
 _VALUE = re.compile(
     r"(?<![\w.~/-])~?/[\w.-]++/"  # an absolute path ("/var/log/syslog", "~/notes/")
     r"|(?<![\w.-])[A-Za-z][\w.-]*+/[A-Za-z0-9]"  # a relative path or a repository ("acme/app")
@@ -630,8 +690,10 @@ DEPRECATED_SHARE = 0.9
 """A deprecated tool's replacement scores at least what the deprecated tool would have, and
 the deprecated tool this fraction of it (the replacement ranks first: it is what the server
 asks a client to call)."""
-_BARE_AND = re.compile(rf"(?<!\s)\s++{_AND}\s+", re.IGNORECASE)
-"""A bare "and" between two requests ("look it up and send it to Anna")."""
+_BARE_AND = re.compile(r"(?<!\s)\s++(?:and|et|und|e|(?<!\bil\s)(?<!\bon\s)y)\s+", re.IGNORECASE)
+"""A bare "and" between two requests ("look it up and send it to Anna"); not the French "y"
+of "il y a", "s'il y a", "on y va" (Spanish "y" is "and"): split there, "regarde s'il y a une
+grève demain" would lose its question to one clause and its subject to another."""
 _COMMA = re.compile(rf",\s+(?:{_AND}\s+)?|[，、]+\s*", re.IGNORECASE)
 """A clause boundary that is only a comma (", ", ", and ", "，"): what ends a lead-in."""
 LEAD_IN_TERMS = 2
@@ -1607,6 +1669,10 @@ class OfflineClassifier:
                 query[match] = query.get(match, 0.0) + weight * TYPO_WEIGHT
         if CLOCK_TIME and _SCHEDULE in index.weights and _CLOCK.search(text, 0, ENTITY_CHARS):
             query[_SCHEDULE] = query.get(_SCHEDULE, 0.0) + weight
+        if SELF_PLACE and _LOCATION in index.weights and _SELF_PLACE.search(text, 0, ENTITY_CHARS):
+            query[_LOCATION] = query.get(_LOCATION, 0.0) + weight
+        if MY_DEVICE and _DEVICE_TERM in index.weights and _MY_DEVICE.search(text, 0, ENTITY_CHARS):
+            query[_DEVICE_TERM] = query.get(_DEVICE_TERM, 0.0) + weight
         if index.has_synonyms and words:
             for table, share_of in (
                 (synonyms() if SYNONYMS else None, SYNONYM_WEIGHT),

@@ -383,6 +383,26 @@ def _with_joined(text: str) -> str:
     return _CAMEL_WORD.sub(lambda m: f"{m.group(0).lower()} {m.group(0)}", text)
 
 
+PHRASAL = True
+_PHRASAL = {
+    ("look", "up"): "lookup",
+    ("log", "in"): "login",
+    ("log", "into"): "login",
+    ("log", "on"): "login",
+    ("sign", "in"): "login",
+    ("sign", "into"): "login",
+    ("sign", "up"): "signup",
+    ("set", "up"): "setup",
+}
+"""English phrasal verbs whose particle is a stop word, and the one word they are: "look up"
+(or "look it up") is also the term "lookup", "log in", "log into",
+"sign in" also "login", "set up" also "setup". Without it the particle is dropped and "look up
+the deadline" is the word "look", which a dozen tools' texts share ("look at the screen"); the
+keyword "look up" of a search tool and the word "login" of a browser tool would never meet the
+request that says them."""
+_PHRASAL_GAP = frozenset({"it", "them", "this", "that", "these", "those"})
+"""Words that may stand between a phrasal verb and its particle ("look it up")."""
+
 _Analysis = tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, str, bool], ...]]
 _MEMO_CHARS = 2_000
 """Texts up to this long keep their analysis in a small cache (`_analysed_memo`): a turn
@@ -426,8 +446,13 @@ def _analysed(text: str) -> _Analysis:
         if len(word) > MAX_WORD_CHARS:
             continue  # a hash, a base64 blob, minified code: never a useful term
         term = stem(word)
-        kept.append(term)
         stop = word in STOPWORDS or len(word) == 1
+        if PHRASAL and stop and kept:
+            verb = kept[-2] if kept[-1] in _PHRASAL_GAP and len(kept) > 1 else kept[-1]
+            joined = _PHRASAL.get((verb, word))
+            if joined is not None:
+                terms.append(joined)
+        kept.append(term)
         if not stop:
             terms.append(term)
         written.setdefault(word, (term, stop))

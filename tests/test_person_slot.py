@@ -82,13 +82,17 @@ def test_what_fills_the_slot() -> None:
     assert words("mi hermana", "es") == ["unchanged"]
 
 
-def test_a_person_named_by_relation_fills_the_slot() -> None:
+def test_a_person_named_by_relation_fills_the_slot(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipeline, "apply_companions", lambda state: state)
     prompt = "look up the flight status of BA117 and text my wife when it lands"
     assert "message" in extra_tools(prompt)
     assert "message" in extra_tools("tell my boss the demo moved to 3")
 
 
 def test_without_the_persons_list_a_relation_is_no_person(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the classifier's own picks, without the catalog's companions (the look-up's
+    # `conversations_list` brings `message` as its companion)
+    monkeypatch.setattr(pipeline, "apply_companions", lambda state: state)
     monkeypatch.setattr(offline, "person_roles", lambda: None)
     assert "message" not in extra_tools(
         "look up the flight status of BA117 and text my wife when it lands"

@@ -171,7 +171,7 @@ def picks(prompt: str, tools: list[ToolInfo]) -> tuple[str, ...]:
     "prompt",
     [
         "what was our average basket last month? the numbers are in the store's database",
-        "which customers signed up twice? check the accounts DB",
+        "which customers registered twice? check the accounts DB",
     ],
 )
 def test_a_word_for_what_a_product_holds_brings_its_server(

@@ -21,6 +21,7 @@ UNITS = (
     "#a", ":", "a:", ", ", ",", "!", ". ", ".a", " .", " -", "- ", " and", "and ", " y", "。",
     "，", "\n ", "a. ", "a, ", "a and ", "a - ", "..", "!?", "(", "a(", "'", '"', "<", "=",
     "select ", "http://", "www.", "x.y_z", "my ", "my  wife", "my wife ", "1:", "1h", "1 ", "às 1",
+    "AB 1", "where ", "wo ich ", "my a ", "dove sono ",
 )  # fmt: skip
 TAILS = ("", "!", "é", "字", " ", "'", ")")
 PREFIXES = ("", "```")  # an opening code fence (the LLM answer's `_llm._FENCE`)

@@ -1,0 +1,177 @@
+"""Ways of saying a tool's object that hold none of its words: a flight number, the user's own
+place ("where I am"), the user's own device ("my iPad", "mon tel"), a phrasal verb whose
+particle is a stop word ("look it up", "log into"), and the French "il y a" that is no "and".
+Each is shown on the default OpenClaw surface with the rule on and off (prompts written for
+these tests, not taken from a case file)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import resolver._offline as offline_module
+import resolver._text as text_module
+from resolver import Resolver, ResolverConfig, TurnRequest
+from resolver._offline import _FLIGHT, _MY_DEVICE, _SELF_PLACE, clauses_of
+from resolver._surface import default_surface
+from resolver._text import tokens
+
+
+def offline_surface(prompt: str) -> set[str]:
+    """The default surface's answer from a new resolver without an LLM (the tokenizer's memo
+    cleared, so a switched-off rule is not read from an earlier analysis)."""
+    text_module._analysed_memo.cache_clear()
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None, llmRecallFloor=False), llm=None)
+    request = TurnRequest(prompt=prompt, tools=default_surface())
+    return set(asyncio.run(resolver.resolve(request)).tools_allow or [])
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Is KL 1002 on time?", "mit LH2035 nach Hamburg", "vol TP 445 demain", "U2 8721", "6E 204"],
+)
+def test_flight_numbers_are_read(text: str) -> None:
+    assert _FLIGHT.search(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Q3 2024 revenue",
+        "CA 94107",
+        "my PS5",
+        "an MP3 at 128 kbps",
+        "PR 412",
+        "AI 101 course",
+        "iOS 17",
+        "GTX 1080",
+        "COVID 19",
+        "#BA 117",
+        "A4 paper",
+    ],
+)
+def test_quarters_postcodes_products_and_abbreviations_are_not_flights(text: str) -> None:
+    assert not _FLIGHT.search(text)
+
+
+def test_a_flight_number_asks_for_a_web_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """'is KL 1002 still on time?' holds no word of the search tool; its flight number does."""
+    prompt = "is KL 1002 still on time?"
+    assert "web_search" in offline_surface(prompt)
+    without = tuple(row for row in offline_module._ENTITIES if row[0] is not _FLIGHT)
+    monkeypatch.setattr(offline_module, "_ENTITIES", without)
+    assert "web_search" not in offline_surface(prompt)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the nearest pharmacy to where I am",
+        "where am I",
+        "where I'm at",
+        "Where's my Pixel?",
+        "share my current location",
+        "wo ich gerade bin",
+        "wo ist mein Handy",
+        "où je suis",
+        "dónde estoy",
+        "dove mi trovo",
+        "dimmi dove sono adesso",
+        "onde eu tô",
+        "今いる場所",
+        "지금 있는 곳",
+        "我现在在哪",
+    ],
+)
+def test_the_users_own_place_is_read(text: str) -> None:
+    assert _SELF_PLACE.search(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "where are the files",
+        "where is my package",
+        "dove sono le chiavi?",
+        "somewhere I am happy",
+        "where the meeting is",
+    ],
+)
+def test_a_things_place_is_not_the_users(text: str) -> None:
+    assert not _SELF_PLACE.search(text)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "flag"),
+    [
+        ("how far is the nearest pharmacy from where I am?", "SELF_PLACE"),
+        ("wie weit ist es von da, wo ich gerade bin, bis zum Bahnhof?", "SELF_PLACE"),
+        ("take a screenshot of my Galaxy and send it to Omar on Signal", "MY_DEVICE"),
+    ],
+)
+def test_the_users_place_and_device_keep_the_device_tool(
+    prompt: str, flag: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every word of "where I am" is a stop word, and "Galaxy" is in no tool's text: the rule
+    reads them as "location" and "device", the paired-device tool's words."""
+    assert "nodes" in offline_surface(prompt)
+    monkeypatch.setattr(offline_module, flag, False)
+    assert "nodes" not in offline_surface(prompt)
+
+
+@pytest.mark.parametrize(
+    "text", ["my iPad", "my work MacBook", "mon tel", "mein Handy", "mi móvil", "il mio cellulare"]
+)
+def test_the_users_own_devices_are_read(text: str) -> None:
+    assert _MY_DEVICE.search(text)
+
+
+@pytest.mark.parametrize("text", ["my macro", "the phone", "a new laptop", "mon télé"])
+def test_other_devices_and_words_are_not(text: str) -> None:
+    assert not _MY_DEVICE.search(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "joined"),
+    [
+        ("look up the deadline", "lookup"),
+        ("look it up", "lookup"),
+        ("Log into Canvas", "login"),
+        ("sign in to the portal", "login"),
+        ("set up the printer", "setup"),
+    ],
+)
+def test_a_phrasal_verb_is_also_its_one_word(text: str, joined: str) -> None:
+    assert joined in tokens(text)
+
+
+@pytest.mark.parametrize("text", ["look at the screen", "up and in", "log the error in a file"])
+def test_a_particle_after_another_word_joins_nothing(text: str) -> None:
+    assert not {"lookup", "login", "setup"} & set(tokens(text))
+
+
+def test_look_up_asks_for_a_web_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the joined word, "look up" is the word "look", which many tools' texts share."""
+    prompt = "look up the visa rules for Chile and text them to Ana"
+    assert "web_search" in offline_surface(prompt)
+    monkeypatch.setattr(text_module, "PHRASAL", False)
+    assert "web_search" not in offline_surface(prompt)
+    text_module._analysed_memo.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("prompt", "clauses"),
+    [
+        (
+            "regarde s'il y a une grève demain ; si oui, préviens Paul",
+            ["regarde s'il y a une grève demain ", "si oui", "préviens Paul"],
+        ),
+        ("Il y a un bug, on y va", ["Il y a un bug", "on y va"]),
+        ("busca vuelos y mándalos a Ana", ["busca vuelos", "mándalos a Ana"]),
+    ],
+)
+def test_the_french_y_is_no_and(prompt: str, clauses: list[str]) -> None:
+    """Spanish "y" joins two requests; the French "y" of "il y a" does not (split there, the
+    question and its subject fell into two clauses)."""
+    assert clauses_of(prompt) == clauses
