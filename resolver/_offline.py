@@ -391,7 +391,8 @@ _ADDRESS = re.compile(
     r"|[\u4e00-\u9fff](?:路|街|大道)\d{1,5}号"
 )
 _FLIGHT = re.compile(
-    r"(?<![\w./#:-])(?!(?:AI|AM|EU|GT|HQ|ID|IT|OS|PC|PM|PR|PS|RX|TV|UI|UK|US|VS)\b)"
+    r"(?<![\w./#:-])(?!(?:AI|AM|AN|AS|AT|BE|BY|DO|EU|GO|GT|HE|HQ|ID|IF|IN|IS|IT|ME|MY|NO|OF|OK"
+    r"|ON|OR|OS|PC|PM|PR|PS|RX|SO|TO|TV|UI|UK|UP|US|VS|WE)\b)"
     r"(?:[A-Z]{2}\s?|(?!Q)[A-Z][0-9]\s|[0-9][A-Z]\s)[0-9]{2,4}(?![\w./:-])"
 )
 """A flight number (`_ENTITIES`)."""
@@ -528,8 +529,8 @@ _ENTITIES = (
         # a flight number, whose status a web search finds: an airline's two-character code
         # and two to four digits ("BA 117", "LH2035", "TP 445", "U2 8721", "6E 204"); not a
         # quarter ("Q3 2024"), a five-digit postcode ("CA 94107"), a product ("MP3", "PS5",
-        # "H264"), nor the capitals of common abbreviations before a number ("PR 412",
-        # "AI 101", "US 101")
+        # "H264"), nor the capitals of common abbreviations or of a word shouted in capitals
+        # before a number ("PR 412", "AI 101", "US 101", "CALL ME AT 10", "IN 2025")
         _FLIGHT,
         ("flight",),
         False,

@@ -49,6 +49,8 @@ def test_flight_numbers_are_read(text: str) -> None:
         "COVID 19",
         "#BA 117",
         "A4 paper",
+        "CALL MOM AT 10",
+        "BACK IN 2025",
     ],
 )
 def test_quarters_postcodes_products_and_abbreviations_are_not_flights(text: str) -> None:
