@@ -1668,12 +1668,14 @@ class OfflineClassifier:
                     typos[key] = found
             for match in found:
                 query[match] = query.get(match, 0.0) + weight * TYPO_WEIGHT
-        if CLOCK_TIME and _SCHEDULE in index.weights and _CLOCK.search(text, 0, ENTITY_CHARS):
-            query[_SCHEDULE] = query.get(_SCHEDULE, 0.0) + weight
-        if SELF_PLACE and _LOCATION in index.weights and _SELF_PLACE.search(text, 0, ENTITY_CHARS):
-            query[_LOCATION] = query.get(_LOCATION, 0.0) + weight
-        if MY_DEVICE and _DEVICE_TERM in index.weights and _MY_DEVICE.search(text, 0, ENTITY_CHARS):
-            query[_DEVICE_TERM] = query.get(_DEVICE_TERM, 0.0) + weight
+        # what a phrase says without the tool's word: read as that word beside it
+        for on, pattern, term in (
+            (CLOCK_TIME, _CLOCK, _SCHEDULE),
+            (SELF_PLACE, _SELF_PLACE, _LOCATION),
+            (MY_DEVICE, _MY_DEVICE, _DEVICE_TERM),
+        ):
+            if on and term in index.weights and pattern.search(text, 0, ENTITY_CHARS):
+                query[term] = query.get(term, 0.0) + weight
         if index.has_synonyms and words:
             for table, share_of in (
                 (synonyms() if SYNONYMS else None, SYNONYM_WEIGHT),
