@@ -3,10 +3,14 @@ classifier. A plain module (not a conftest): tests import it by name."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
+from pathlib import Path
 
-from resolver import Resolver, ResolverConfig, ToolInfo
+import resolver._text as text_module
+from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
 from resolver._offline import _Index
+from resolver._surface import default_surface
 
 WORDS = [
     "send", "email", "search", "flight", "weather", "file", "read", "write", "calendar",
@@ -31,3 +35,16 @@ def stem_query(index: _Index, words: Mapping[str, float]) -> dict[str, float]:
             if term == word[: len(term)] and len(term) >= 3:
                 query[term] = weight
     return query
+
+
+def offline_surface(prompt: str, override: Path | None = None) -> set[str]:
+    """The default OpenClaw surface's answer from a new resolver without an LLM (with
+    `override` as the catalog override file; the tokenizer's memo cleared, so a rule a test
+    switched off is not read from an earlier analysis)."""
+    text_module._analysed_memo.cache_clear()
+    config = ResolverConfig(
+        catalogOverridesFile=str(override) if override else None, llmRecallFloor=False
+    )
+    resolver = Resolver(config, llm=None)
+    request = TurnRequest(prompt=prompt, tools=default_surface())
+    return set(asyncio.run(resolver.resolve(request)).tools_allow or [])

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from doubles import ScriptedClassifier
+from offline_support import offline_surface
 
 from resolver import (
     CatalogError,
@@ -23,7 +24,6 @@ from resolver import (
 from resolver import _offline as offline_module
 from resolver._catalog import MAX_COMPANIONS
 from resolver._data import default_catalog_path
-from resolver._surface import default_surface
 
 NAMES = (
     "read",
@@ -210,16 +210,6 @@ def test_times_of_day_are_read(text: str) -> None:
 )
 def test_durations_ratios_and_numbers_are_not(text: str) -> None:
     assert not offline_module._CLOCK.search(text)
-
-
-def offline_surface(prompt: str, override: Path | None = None) -> set[str]:
-    """The default OpenClaw surface's answer, from a new resolver without an LLM."""
-    config = ResolverConfig(
-        catalogOverridesFile=str(override) if override else None, llmRecallFloor=False
-    )
-    resolver = Resolver(config, llm=None)
-    request = TurnRequest(prompt=prompt, tools=default_surface())
-    return set(asyncio.run(resolver.resolve(request)).tools_allow or [])
 
 
 def test_a_time_of_day_keeps_the_scheduler_beside_a_strong_first_step(

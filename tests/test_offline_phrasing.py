@@ -6,25 +6,13 @@ these tests, not taken from a case file)."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
+from offline_support import offline_surface
 
 import resolver._offline as offline_module
 import resolver._text as text_module
-from resolver import Resolver, ResolverConfig, TurnRequest
 from resolver._offline import _FLIGHT, _MY_DEVICE, _SELF_PLACE, clauses_of
-from resolver._surface import default_surface
 from resolver._text import tokens
-
-
-def offline_surface(prompt: str) -> set[str]:
-    """The default surface's answer from a new resolver without an LLM (the tokenizer's memo
-    cleared, so a switched-off rule is not read from an earlier analysis)."""
-    text_module._analysed_memo.cache_clear()
-    resolver = Resolver(ResolverConfig(catalogOverridesFile=None, llmRecallFloor=False), llm=None)
-    request = TurnRequest(prompt=prompt, tools=default_surface())
-    return set(asyncio.run(resolver.resolve(request)).tools_allow or [])
 
 
 @pytest.mark.parametrize(
