@@ -595,6 +595,54 @@ _CLOCK = re.compile(
     r"|(?<!\d)(?:[01]?\d|2[0-3])点(?:半|钟|[0-5]?\d分)"
 )
 _SCHEDULE = "schedul"
+DAY_WORDS = True
+"""A day named in a request ("tonight", "on Friday", "this weekend", "stasera", "domani",
+"heute Abend", "demain", "mañana", "明天", "周五", "来週", "내일", "토요일") or a clock time said
+with its word in English, Italian, German, Dutch or Swedish ("at 9", "alle 9", "um 9", "om 9",
+"kl 9") or in Chinese numerals ("两点半", "三点") is read as the word "schedule", as a time of
+day is (`CLOCK_TIME`). English has "tomorrow" and "week" in the scheduler's own text; the day
+names and the other languages' words match nothing there (the glossary holds no day word), so
+"Domattina alle 9 ricordami di …" scored the scheduler a third of its English twin. A day is
+said in conversation too ("I'm off to Lisbon on Friday"), so it is a query term, not a value
+(`_ENTITIES`), at `DAY_WEIGHT`, and only beside the request's other terms: a day alone is no
+request ("Warum heißt der Donnerstag Donnerstag?")."""
+DAY_WEIGHT = 0.5
+"""A day's share of the term "schedule": half a word. At a whole word, a weekday in a request
+for something else ("our ETL runs late every Monday: reason it through step by step", "she
+prefers Tuesday mornings: save that in memory") made the scheduler the best tool, and its bar
+cut the tool asked for (two held-out MCP turns lost; 2026-12-07)."""
+_DAY = re.compile(
+    r"(?i:(?<!\w)(?:"
+    # English: the day names, tonight, this morning/evening, the weekend
+    r"tonight|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|this\s++(?:morning|afternoon|evening)"
+    r"|(?:this|next|the)\s++weekend|tmrw|tmr"
+    # Spanish, Portuguese
+    r"|ma[ñn]ana|pasado\s++ma[ñn]ana|esta\s++(?:noche|tarde)|lunes|martes|mi[ée]rcoles|jueves"
+    r"|viernes|s[áa]bado|domingo|fin\s++de\s++semana|amanh[ãa]|hoje\s++[àa]\s++noite|esta\s++noite"
+    r"|(?:segunda|ter[çc]a|quarta|quinta|sexta)-feira|fim\s++de\s++semana"
+    # French
+    r"|demain|apr[èe]s-demain|ce\s++soir|cet\s++apr[èe]s-midi|lundi|mardi|mercredi|jeudi|vendredi"
+    r"|samedi|dimanche|(?:ce|le)\s++week-end"
+    # German, Dutch, Swedish
+    r"|(?<!guten\s)morgen|[üu]bermorgen|heute\s++(?:abend|nachmittag|nacht)|montag|dienstag|mittwoch"
+    r"|donnerstag|freitag|samstag|sonntag|wochenende|overmorgen|vanavond|vannacht|maandag"
+    r"|dinsdag|woensdag|donderdag|vrijdag|zaterdag|zondag|imorgon|i\s++morgon|ikv[äa]ll"
+    r"|i\s++kv[äa]ll|m[åa]ndag|tisdag|onsdag|torsdag|fredag|l[öo]rdag|s[öo]ndag"
+    # Italian
+    r"|domani|domattina|dopodomani|stasera|stanotte|stamattina|luned[ìi]|marted[ìi]"
+    r"|mercoled[ìi]|gioved[ìi]|venerd[ìi]|sabato|domenica|fine\s++settimana"
+    # Polish
+    r"|jutro|pojutrze|dzi[śs]\s++wieczorem|poniedzia[łl]e?k|wtor(?:ek|ku)|[śs]rod[aęe]"
+    r"|czwart(?:ek|ku)|pi[ąa]t(?:ek|ku)|sobot[aęy]|niedziel[aęi]"
+    r")(?!\w)"
+    # a clock hour said with its word (the minutes' forms are `_CLOCK`'s)
+    r"|(?<!\w)(?:at|alle|um|om|kl\.?)\s++(?:[01]?\d|2[0-3])(?![\w%°]|[.,:]\d|\s*%))"
+    # Chinese, Japanese, Korean
+    r"|明天|明早|明晚|今晚|今天晚上|后天|下周|下星期|周[一二三四五六日末]|星期[一二三四五六日天]"
+    r"|礼拜[一二三四五六日天]|[一二两三四五六七八九十]{1,3}点(?:半|钟|[一二三四五]?十分)?"
+    r"|明日|明後日|今夜|今晩|来週|週末|[月火水木金土日]曜"
+    r"|내일|모레|오늘\s*밤|다음\s*주|주말|[월화수목금토일]요일"
+)
 """The term of the word "schedule" (Snowball English, as `tokens` writes it)."""
 SELF_PLACE = True
 """Where the user is now ("where I am right now", "where am I", "wo ich gerade bin", "où je
@@ -1669,13 +1717,22 @@ class OfflineClassifier:
             for match in found:
                 query[match] = query.get(match, 0.0) + weight * TYPO_WEIGHT
         # what a phrase says without the tool's word: read as that word beside it
-        for on, pattern, term in (
-            (CLOCK_TIME, _CLOCK, _SCHEDULE),
-            (SELF_PLACE, _SELF_PLACE, _LOCATION),
-            (MY_DEVICE, _MY_DEVICE, _DEVICE_TERM),
+        # (a day counts only beside the request's other terms: alone it is no request)
+        said: set[str] = set()  # one such term a query, however many phrases say it
+        for on, pattern, term, share in (
+            (CLOCK_TIME, _CLOCK, _SCHEDULE, 1.0),
+            (DAY_WORDS and bool(query), _DAY, _SCHEDULE, DAY_WEIGHT),
+            (SELF_PLACE, _SELF_PLACE, _LOCATION, 1.0),
+            (MY_DEVICE, _MY_DEVICE, _DEVICE_TERM, 1.0),
         ):
-            if on and term in index.weights and pattern.search(text, 0, ENTITY_CHARS):
-                query[term] = query.get(term, 0.0) + weight
+            if (
+                on
+                and term not in said
+                and term in index.weights
+                and pattern.search(text, 0, ENTITY_CHARS)
+            ):
+                said.add(term)
+                query[term] = query.get(term, 0.0) + weight * share
         if index.has_synonyms and words:
             for table, share_of in (
                 (synonyms() if SYNONYMS else None, SYNONYM_WEIGHT),

@@ -1,5 +1,6 @@
 """Ways of saying a tool's object that hold none of its words: a flight number, the user's own
-place ("where I am"), the user's own device ("my iPad", "mon tel"), a phrasal verb whose
+place ("where I am"), the user's own device ("my iPad", "mon tel"), a day ("domattina",
+"tonight", "周五") or an hour said with its word ("alle 9"), a phrasal verb whose
 particle is a stop word ("look it up", "log into"), and the French "il y a" that is no "and".
 Each is shown on the default OpenClaw surface with the rule on and off (prompts written for
 these tests, not taken from a case file)."""
@@ -11,7 +12,7 @@ from offline_support import offline_surface
 
 import resolver._offline as offline_module
 import resolver._text as text_module
-from resolver._offline import _FLIGHT, _MY_DEVICE, _SELF_PLACE, clauses_of
+from resolver._offline import _DAY, _FLIGHT, _MY_DEVICE, _SELF_PLACE, clauses_of
 from resolver._text import tokens
 
 
@@ -120,6 +121,72 @@ def test_the_users_own_devices_are_read(text: str) -> None:
 @pytest.mark.parametrize("text", ["my macro", "the phone", "a new laptop", "mon télé"])
 def test_other_devices_and_words_are_not(text: str) -> None:
     assert not _MY_DEVICE.search(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tonight",
+        "every Sunday",
+        "this weekend",
+        "at 9",
+        "alle 9",
+        "um 7 bitte",
+        "kl. 7",
+        "domattina",
+        "heute Abend",
+        "ce soir",
+        "pasado mañana",
+        "vanavond",
+        "jutro",
+        "i kväll",
+        "周五",
+        "两点半",
+        "来週",
+        "다음 주",
+        "토요일",
+    ],
+)
+def test_days_and_hours_said_with_their_word_are_read(text: str) -> None:
+    assert _DAY.search(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Guten Morgen!",
+        "at 95 degrees",
+        "at 9%",
+        "at 9.5 stars",
+        "the 9 of us",
+        "someday",
+        "Sundaes",
+    ],
+)
+def test_greetings_measures_and_other_words_are_no_day(text: str) -> None:
+    assert not _DAY.search(text)
+
+
+def test_a_day_keeps_the_scheduler(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ "domattina" (tomorrow morning) and "alle 8" are in no tool's text, nor is any Italian day
+    word in the glossary: the request's reminder stood on "ricordami" alone, below the
+    update and the chat group's tools."""
+    prompt = (
+        "Aggiorna OpenClaw. Domattina alle 8 ricordami di verificare che il gruppo Telegram del"
+        " club funzioni ancora"
+    )
+    assert "automations" in offline_surface(prompt)
+    monkeypatch.setattr(offline_module, "DAY_WORDS", False)
+    assert "automations" not in offline_surface(prompt)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["Warum heißt der Donnerstag eigentlich Donnerstag?", "happy friday!!", "see you on Sunday!"],
+)
+def test_a_day_alone_is_no_request(prompt: str) -> None:
+    """A day is said in conversation too: it counts only beside the request's other terms."""
+    assert "automations" not in offline_surface(prompt)
 
 
 @pytest.mark.parametrize(
