@@ -81,6 +81,8 @@ MAX_LOOKUP_PHRASES = 4000
 _Phrase = Annotated[str, StringConstraints(min_length=1, max_length=MAX_KEYWORD_CHARS)]
 MAX_COMPANIONS = 8
 """At most this many companions per tool (`CatalogFile.companions`)."""
+MAX_IMPLIED_PHRASES = 400
+"""At most this many implied phrases per tool (`CatalogFile.implied`)."""
 _ToolName = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)]
 
 
@@ -127,6 +129,14 @@ class CatalogFile(BaseModel):
         default_factory=dict, alias="stateRequirements"
     )
     """Optional: tool -> {semantic state id -> JSON Schema the host's value must satisfy}."""
+    implied: dict[_ToolName, Annotated[list[_Phrase], Field(max_length=MAX_IMPLIED_PHRASES)]] = (
+        Field(default_factory=dict, max_length=MAX_CANDIDATES)
+    )
+    """Optional: tool name -> phrases that state a situation needing the tool without any of
+    its words ("while I'm driving", "hands are full" -> a text-to-speech tool; "I keep
+    forgetting" -> a scheduler). A clause holding one keeps the tool as its own pick (the
+    offline classifier; scores unchanged): unlike keywords, a long list dilutes nothing. A
+    layer that sets a tool's list replaces it; an empty list removes it."""
     conversation: ConversationMarkers | None = None
     """Optional: phrases that mark a conversational turn (no tool needed)."""
     lookup: LookupCues | None = None
@@ -307,6 +317,8 @@ class EffectiveCatalog:
     """The look-up tools and the cues that call for them (`LookupCues`)."""
     companions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Tool name -> the tools kept beside it (`CatalogFile.companions`, merged)."""
+    implied: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Tool name -> the phrases that imply it (`CatalogFile.implied`, merged)."""
 
     @property
     def markers(self) -> tuple[str, ...]:
@@ -333,6 +345,7 @@ class EffectiveCatalog:
             (self.social, self.self_contained, self.topical),
             self.lookup,
             self.companions,
+            self.implied,
         )
 
 
@@ -349,9 +362,11 @@ def _build(
     markers: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ((), (), ()),
     lookup: Lookup | None = None,
     companions: Mapping[str, tuple[str, ...]] | None = None,
+    implied: Mapping[str, tuple[str, ...]] | None = None,
 ) -> EffectiveCatalog:
     lookup = lookup or Lookup()
     companions = companions or {}
+    implied = implied or {}
     fp = _fingerprint(
         {
             "tools": dict(tools),
@@ -361,10 +376,11 @@ def _build(
             "conversation": [list(m) for m in markers],
             "lookup": [list(lookup.tools), list(lookup.ask), list(lookup.current)],
             "companions": {k: list(v) for k, v in companions.items()},
+            "implied": {k: list(v) for k, v in implied.items()},
         }
     )
     return EffectiveCatalog(
-        tools, skills, keywords, reqs, fp, origins, *markers, lookup, companions
+        tools, skills, keywords, reqs, fp, origins, *markers, lookup, companions, implied
     )
 
 
@@ -375,6 +391,7 @@ def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
     keywords: dict[str, tuple[str, ...]] = {}
     reqs: dict[str, Mapping[str, Mapping[str, Any]]] = {}
     companions: dict[str, tuple[str, ...]] = {}
+    implied: dict[str, tuple[str, ...]] = {}
     origins: dict[str, str] = {}
     social: tuple[str, ...] = ()
     self_contained: tuple[str, ...] = ()
@@ -399,6 +416,8 @@ def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
         reqs.update(layer.state_requirements)
         for name, others in layer.companions.items():
             companions[name] = tuple(dict.fromkeys(o for o in others if o != name))
+        for name, phrases in layer.implied.items():
+            implied[name] = tuple(dict.fromkeys(phrases))
     return _build(
         tools,
         skills,
@@ -408,6 +427,7 @@ def merge_layers(layers: Sequence[tuple[str, CatalogFile]]) -> EffectiveCatalog:
         (social, self_contained, topical),
         lookup,
         {name: others for name, others in companions.items() if others},
+        {name: phrases for name, phrases in implied.items() if phrases},
     )
 
 

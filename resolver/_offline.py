@@ -113,6 +113,10 @@ keyword word or a bigram that is one says nothing about the topic."""
 
 LOOKUP = True
 """A question about the current state of the world gets the look-up tools (`_lookup_list`)."""
+IMPLIED = True
+"""A clause that states a situation needing a tool without its words ("while I'm driving",
+"hands are full") keeps the tool as its own pick (the catalog's ``implied`` phrases,
+`_implied_lists`)."""
 
 NAME_WEIGHT = 3.0
 KEYWORD_WEIGHT = 2.0
@@ -396,6 +400,15 @@ _FLIGHT = re.compile(
     r"(?:[A-Z]{2}\s?|(?!Q)[A-Z][0-9]\s|[0-9][A-Z]\s)[0-9]{2,4}(?![\w./:-])"
 )
 """A flight number (`_ENTITIES`)."""
+_PHONE = re.compile(
+    # international, as WhatsApp and Signal take it ("+1 512 555 0199", "+49 171 4402918",
+    # "+15551234567"); a North American number with its separators ("(415) 555-0142",
+    # "415-555-0142"); not a date ("2024-05-01"), a time range or a sum ("+20%")
+    r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{2,4}\)?){2,4}(?![\w%])"
+    r"|(?<![\w(-])\(\d{3}\)\s?\d{3}[-. ]\d{4}(?![\w-])"
+    r"|(?<![\w.-])\d{3}-\d{3}-\d{4}(?![\w-])"
+)
+"""A phone number (`_ENTITIES`): a messaging tool's recipient."""
 _WEB_TLD = (
     r"(?:com|org|net|io|dev|app|ai|gov|edu|local|example|test|internal|site|shop|store|xyz|tv"
     r"|info|biz|cloud|page|uk|de|fr|es|it|pl|nl|jp|cn|kr|br|pt|ca|au|ch|se|no|eu|us|at|be|dk"
@@ -535,6 +548,14 @@ _ENTITIES = (
         ("flight",),
         False,
         tuple("0123456789"),
+    ),
+    (
+        # a phone number, the recipient a message is sent to ("text Dale (+1 512 555 0148)",
+        # "WhatsApp +49 171 4402918"): the messaging tool's word for a text to a number
+        _PHONE,
+        ("sms",),
+        False,
+        ("+", "-", "("),
     ),
     (
         # a street address, which a map or place tool takes: a house number and a street word
@@ -841,6 +862,9 @@ class _Index:
     """Each name's Latin terms in order, once each (its name phrase's words), as the build
     tokenised them: for `name_objects` and `name_phrases`, without tokenising every name
     again on a turn"""
+    implied: tuple[tuple[int, Markers], ...] = ()
+    """The candidates with implied phrases in the catalog, and those phrases ready to match
+    (`_implied_lists`)"""
 
     @functools.cached_property
     def cjk_set(self) -> frozenset[str]:
@@ -1064,6 +1088,7 @@ def _build_index(
         _producers(tools, params) if PRODUCERS else {},
         frozenset(range(len(names))) - bare,
         tuple(name_words),
+        _implied_of(names, catalog) if IMPLIED else (),
     )
 
 
@@ -1099,6 +1124,18 @@ def _links_as_url(text: str) -> str:
     if not TOOL_LINKS_AS_URL or ("://" not in text and "www." not in text.lower()):
         return text
     return _SCHEME_LINK.sub(" url ", text)
+
+
+def _implied_of(names: Sequence[str], catalog: EffectiveCatalog) -> tuple[tuple[int, Markers], ...]:
+    """The candidates the catalog has implied phrases for, with those phrases as markers."""
+    if not catalog.implied:
+        return ()
+    out: list[tuple[int, Markers]] = []
+    for i, name in enumerate(names):
+        markers = Markers.of(catalog.implied.get(name, ()))
+        if markers is not None:
+            out.append((i, markers))
+    return tuple(out)
 
 
 def _lookup_of(
@@ -2001,6 +2038,8 @@ class OfflineClassifier:
         cap = min(MAX_SELECTED_MULTI, max(MAX_SELECTED, PER_CLAUSE * clauses))
         if LOOKUP:
             lists.extend(_lookup_list(index, plain))
+        if index.implied:
+            lists.extend(_implied_lists(index, plain))
         if semantic and CLAUSE_PICK_GAP > 0:
             lists.extend(self._clause_picks(index, request, plain))
         chosen = _round_robin(lists, cap)
@@ -2278,6 +2317,14 @@ def _lookup_list(index: _Index, text: str) -> list[list[str]]:
         if has_marker(ask, clause, terms) and has_marker(current, clause, terms):
             return [[index.names[i] for i in members]]
     return []
+
+
+def _implied_lists(index: _Index, text: str) -> list[list[str]]:
+    """A one-tool list per candidate whose implied phrase `text` holds ("can't look at the
+    screen" -> the speech tool), in candidate order: each keeps its tool as a clause keeps its
+    best. Matched on the prompt as written, as the look-up cues are."""
+    terms = tokens(text, keep_stopwords=True)  # once for every tool's phrases
+    return [[index.names[i]] for i, markers in index.implied if has_marker(markers, text, terms)]
 
 
 def clauses_of(prompt: str) -> list[str]:

@@ -1,6 +1,8 @@
 """Ways of saying a tool's object that hold none of its words: a flight number, the user's own
 place ("where I am"), the user's own device ("my iPad", "mon tel"), a day ("domattina",
-"tonight", "周五") or an hour said with its word ("alle 9"), a phrasal verb whose
+"tonight", "周五") or an hour said with its word ("alle 9"), a phone number (a message's
+recipient), a condition on a fact of the world or a question in Dutch or Polish (the look-up
+cues), a phrasal verb whose
 particle is a stop word ("look it up", "log into"), and the French "il y a" that is no "and".
 Each is shown on the default OpenClaw surface with the rule on and off (prompts written for
 these tests, not taken from a case file)."""
@@ -12,7 +14,7 @@ from offline_support import offline_surface
 
 import resolver._offline as offline_module
 import resolver._text as text_module
-from resolver._offline import _DAY, _FLIGHT, _MY_DEVICE, _SELF_PLACE, clauses_of
+from resolver._offline import _DAY, _FLIGHT, _MY_DEVICE, _PHONE, _SELF_PLACE, clauses_of
 from resolver._text import tokens
 
 
@@ -187,6 +189,49 @@ def test_a_day_keeps_the_scheduler(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_day_alone_is_no_request(prompt: str) -> None:
     """A day is said in conversation too: it counts only beside the request's other terms."""
     assert "automations" not in offline_surface(prompt)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["+1 512 555 0199", "+49 171 4402918", "+15551234567", "(415) 555-0142", "415-555-0142"],
+)
+def test_phone_numbers_are_read(text: str) -> None:
+    assert _PHONE.search(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["2024-05-01", "up +20%", "+3 points", "call 555-0142", "v1.2.3", "10-12-2024"]
+)
+def test_dates_sums_and_versions_are_no_phone_numbers(text: str) -> None:
+    assert not _PHONE.search(text)
+
+
+def test_a_phone_number_keeps_the_message_tool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ "heads up to +49 ...": no word of the message tool but the number it sends to."""
+    prompt = "heads up to +49 171 4402918: the meeting moved to Thursday"
+    assert "message" in offline_surface(prompt)
+    without = tuple(row for row in offline_module._ENTITIES if row[0] is not _PHONE)
+    monkeypatch.setattr(offline_module, "_ENTITIES", without)
+    assert "message" not in offline_surface(prompt)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "if it's going to rain in Oslo tomorrow, tell Marco we're moving the picnic indoors",
+        "Is de bakker op de hoek vandaag open? Stuur Sanne dan een berichtje",
+        "Czy apteka na rogu jest dziś otwarta? Napisz do Ani",
+    ],
+)
+def test_a_condition_on_the_world_and_dutch_and_polish_questions_look_it_up(
+    prompt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A condition to be checked ("if it's going to rain tomorrow") and a Dutch or Polish
+    question about today are the catalog's look-up cues (``lookup``); without the look-up
+    list the search tool is not kept."""
+    assert "web_search" in offline_surface(prompt)
+    monkeypatch.setattr(offline_module, "LOOKUP", False)
+    assert "web_search" not in offline_surface(prompt)
 
 
 @pytest.mark.parametrize(

@@ -41,7 +41,8 @@ def validate(args: argparse.Namespace) -> int:
         f"{len(catalog.tools)} tools, {len(catalog.skills)} skills, "
         f"{len(catalog.keywords)} keyword sets, "
         f"{len(catalog.state_requirements)} tools with state requirements, "
-        f"{len(catalog.companions)} tools with companions"
+        f"{len(catalog.companions)} tools with companions, "
+        f"{len(catalog.implied)} tools with implied phrases"
     )
     return 0
 
@@ -66,6 +67,7 @@ def show(args: argparse.Namespace) -> int:
             "companions": {
                 name: list(others) for name, others in sorted(effective.companions.items())
             },
+            "implied": {name: list(phrases) for name, phrases in sorted(effective.implied.items())},
         }
     )
     return 0
