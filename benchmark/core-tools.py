@@ -54,6 +54,8 @@ SETS = (
     "compositional-3",
     "compositional-4",
     "compositional-5",
+    "compositional-6",
+    "compositional-7",
     *MCP_SETS,
 )
 

@@ -9,11 +9,16 @@ these tests, not taken from a case file)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from offline_support import offline_surface
 
 import resolver._offline as offline_module
 import resolver._text as text_module
+from resolver import load_catalog_file
+from resolver._data import default_catalog_path
 from resolver._offline import _DAY, _FLIGHT, _MY_DEVICE, _PHONE, _SELF_PLACE, clauses_of
 from resolver._text import tokens
 
@@ -232,6 +237,24 @@ def test_a_condition_on_the_world_and_dutch_and_polish_questions_look_it_up(
     assert "web_search" in offline_surface(prompt)
     monkeypatch.setattr(offline_module, "LOOKUP", False)
     assert "web_search" not in offline_surface(prompt)
+
+
+def test_another_languages_cue_that_is_an_english_word_is_left_out(tmp_path: Path) -> None:
+    """The cue lists are not per language: a Dutch "open" ("is de winkel open?") read in an
+    English prompt made "are there open issues …" a question about the world. The shipped
+    current cues hold no such word (the English ones say "open now", "still open"); an
+    override that adds it back shows what it did."""
+    prompt = "are there open issues on the tracker that mention the login bug?"
+    assert "web_search" not in offline_surface(prompt)
+    shipped = load_catalog_file(default_catalog_path()).lookup
+    assert shipped is not None and shipped.current is not None
+    assert "open" not in shipped.current
+    override = tmp_path / "o.json"
+    override.write_text(
+        json.dumps({"schemaVersion": 1, "lookup": {"current": [*shipped.current, "open"]}}),
+        encoding="utf-8",
+    )
+    assert "web_search" in offline_surface(prompt, override)
 
 
 @pytest.mark.parametrize(
