@@ -116,22 +116,26 @@ def has_marker(markers: Markers | None, clause: str, terms: Sequence[str] | None
     """Whether `clause` holds one of `markers`: a Latin one's words in order (a word or two may
     come between), a CJK one as written (a Korean one at the start of a word). `terms`: the
     clause's `tokens` with stop words kept, when the caller has them already."""
-    if markers is None:
-        return False
+    return markers is not None and next(markers_in(markers, clause, terms), None) is not None
+
+
+def markers_in(
+    markers: Markers, clause: str, terms: Sequence[str] | None = None
+) -> Iterator[str | tuple[str, ...]]:
+    """The `markers` `clause` holds (as `has_marker` finds them): each CJK one as its folded
+    string, each Latin one as its term sequence."""
     if markers.cjk and has_cjk(clause):
         folded = fold(clause)
         joined = folded.replace(" ", "")  # CJK markers are kept without spaces (`Markers.of`)
         # `in` first: a marker that is nowhere in the text costs no word search
-        if any(
-            m in joined and (find_word(folded, m) >= 0 or find_word(joined, m) >= 0)
-            for m in map(markers.cjk.__getitem__, markers.cjk_first.candidates(joined))
-        ):
-            return True
+        for m in map(markers.cjk.__getitem__, markers.cjk_first.candidates(joined)):
+            if m in joined and (find_word(folded, m) >= 0 or find_word(joined, m) >= 0):
+                yield m
     if markers.latin:
         if terms is None:
             terms = tokens(clause, keep_stopwords=True)
-        return any(_latin_markers(markers, terms))
-    return False
+        for marker, _ in _latin_markers(markers, terms):
+            yield marker
 
 
 def without_markers(markers: Markers, clause: str) -> tuple[str, frozenset[str]]:
