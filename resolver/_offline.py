@@ -1166,24 +1166,30 @@ def _links_as_url(text: str) -> str:
 
 
 def _implied_of(names: Sequence[str], catalog: EffectiveCatalog) -> _Implied | None:
-    """The candidates' implied phrases (`CatalogFile.implied`), or None when none has any."""
+    """The candidates' implied phrases (`CatalogFile.implied`), or None when none has any:
+    each phrase read once (`Markers.of`), its key shared by every candidate that lists it."""
     if not catalog.implied:
         return None
-    phrases: list[str] = []
+    latin: dict[str, list[tuple[str, ...]]] = {}
+    cjk: list[str] = []
     tools: dict[str | tuple[str, ...], list[int]] = {}
     for i, name in enumerate(names):
         for phrase in catalog.implied.get(name, ()):
-            one = Markers.of([phrase])  # its key as the matcher holds it
-            keys: list[str | tuple[str, ...]] = (
-                [*one.cjk, *(tuple(m) for ms in one.latin.values() for m in ms)] if one else []
-            )
-            if keys:
-                phrases.append(phrase)
-                for key in keys:
-                    tools.setdefault(key, []).append(i)
-    markers = Markers.of(phrases)
-    if markers is None:
+            one = Markers.of([phrase])
+            if one is None:
+                continue
+            keys: list[str | tuple[str, ...]] = [*one.cjk]
+            for first, sequences in one.latin.items():
+                for sequence in sequences:
+                    if sequence not in tools:
+                        latin.setdefault(first, []).append(sequence)
+                    keys.append(sequence)
+            cjk.extend(k for k in one.cjk if k not in tools)
+            for key in keys:
+                tools.setdefault(key, []).append(i)
+    if not tools:
         return None
+    markers = Markers({k: tuple(v) for k, v in latin.items()}, tuple(dict.fromkeys(cjk)))
     return _Implied(markers, {k: tuple(dict.fromkeys(v)) for k, v in tools.items()})
 
 

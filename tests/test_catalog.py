@@ -6,11 +6,12 @@ import json
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from resolver import CatalogError, CatalogStore, ResolverConfig, load_catalog_file
-from resolver._catalog import MAX_CATALOG_BYTES
+from resolver._catalog import MAX_CATALOG_BYTES, MAX_COMPANIONS, MAX_IMPLIED_PHRASES
 from resolver._data import default_catalog_path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -113,6 +114,39 @@ def test_bad_catalog_names_file_and_problem(tmp_path: Path, content: bytes, expe
         load_catalog_file(path)
     assert str(path) in str(info.value)
     assert expected in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("section", "value", "expected"),
+    [
+        pytest.param("companions", {"intent": "automations"}, "companions.intent", id="c-not-list"),
+        pytest.param(
+            "companions",
+            {"intent": [f"t{i}" for i in range(MAX_COMPANIONS + 1)]},
+            "companions.intent",
+            id="c-too-many",
+        ),
+        pytest.param("companions", {"intent": [""]}, "companions.intent.0", id="c-empty-name"),
+        pytest.param("implied", {"tts": "while driving"}, "implied.tts", id="i-not-list"),
+        pytest.param(
+            "implied",
+            {"tts": [f"phrase {i}" for i in range(MAX_IMPLIED_PHRASES + 1)]},
+            "implied.tts",
+            id="i-too-many",
+        ),
+        pytest.param("implied", {"tts": [""]}, "implied.tts.0", id="i-empty-phrase"),
+    ],
+)
+def test_bad_per_tool_lists_name_the_field(
+    tmp_path: Path, section: str, value: dict[str, Any], expected: str
+) -> None:
+    """A per-tool list section (companions, implied phrases) that is not a list, is too long or
+    holds an empty entry is refused naming the file and `<section>.<tool>[.<index>]`."""
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"schemaVersion": 1, section: value}), encoding="utf-8")
+    with pytest.raises(CatalogError) as info:
+        load_catalog_file(path)
+    assert str(path) in str(info.value) and expected in str(info.value)
 
 
 def test_huge_catalog_is_refused_without_reading_it_all(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from doubles import ScriptedClassifier
 from offline_support import offline_surface
 
 from resolver import (
-    CatalogError,
     Resolution,
     Resolver,
     ResolverConfig,
@@ -22,7 +21,6 @@ from resolver import (
     load_catalog_file,
 )
 from resolver import _offline as offline_module
-from resolver._catalog import MAX_COMPANIONS
 from resolver._data import default_catalog_path
 
 NAMES = (
@@ -132,28 +130,6 @@ def test_a_turn_with_no_pick_gets_no_companions() -> None:
     """A turn the classifier keeps nothing for (as a conversation turn) stays core-only."""
     res = resolve(())
     assert set(res.tools_allow or []) == {"read"}
-
-
-@pytest.mark.parametrize(
-    ("companions", "expected"),
-    [
-        pytest.param({"intent": "automations"}, "companions.intent", id="not-a-list"),
-        pytest.param(
-            {"intent": [f"t{i}" for i in range(MAX_COMPANIONS + 1)]},
-            "companions.intent",
-            id="too-many",
-        ),
-        pytest.param({"intent": [""]}, "companions.intent.0", id="empty-name"),
-    ],
-)
-def test_bad_companions_name_the_field(
-    tmp_path: Path, companions: dict[str, Any], expected: str
-) -> None:
-    path = tmp_path / "bad.json"
-    path.write_text(json.dumps({"schemaVersion": 1, "companions": companions}), encoding="utf-8")
-    with pytest.raises(CatalogError) as info:
-        load_catalog_file(path)
-    assert str(path) in str(info.value) and expected in str(info.value)
 
 
 def test_shipped_companions_name_shipped_tools() -> None:

@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 from offline_support import offline_surface
 
-from resolver import CatalogError, load_catalog_file
 from resolver import _offline as offline_module
-from resolver._catalog import MAX_IMPLIED_PHRASES
+from resolver import load_catalog_file
 from resolver._data import default_catalog_path
 
 
@@ -50,27 +49,6 @@ def test_an_override_adds_phrases_for_any_tool_by_name(tmp_path: Path) -> None:
     assert "automations" not in offline_surface(prompt)
     override = write(tmp_path / "o.json", {"automations": ["plants are dying"]})
     assert "automations" in offline_surface(prompt, override)
-
-
-@pytest.mark.parametrize(
-    ("implied", "expected"),
-    [
-        pytest.param({"tts": "while driving"}, "implied.tts", id="not-a-list"),
-        pytest.param(
-            {"tts": [f"phrase {i}" for i in range(MAX_IMPLIED_PHRASES + 1)]},
-            "implied.tts",
-            id="too-many",
-        ),
-        pytest.param({"tts": [""]}, "implied.tts.0", id="empty-phrase"),
-    ],
-)
-def test_bad_implied_phrases_name_the_field(
-    tmp_path: Path, implied: dict[str, Any], expected: str
-) -> None:
-    path = write(tmp_path / "bad.json", implied)
-    with pytest.raises(CatalogError) as info:
-        load_catalog_file(path)
-    assert str(path) in str(info.value) and expected in str(info.value)
 
 
 def test_shipped_implied_phrases_name_shipped_tools() -> None:
