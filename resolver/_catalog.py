@@ -83,6 +83,12 @@ MAX_COMPANIONS = 8
 """At most this many companions per tool (`CatalogFile.companions`)."""
 MAX_IMPLIED_PHRASES = 400
 """At most this many implied phrases per tool (`CatalogFile.implied`)."""
+MAX_LAYER_PHRASES = 30_000
+"""At most this many phrases in one catalog layer, its keywords, implied phrases, look-up cues
+and conversation markers together. Each is tokenized when an index is built for a new candidate
+set (about 10-30 us a phrase on this project's 2-core machine), so the per-field bounds alone
+let a 5 MB override hold 400,000 of them: 8-10 s of CPU for every new surface, every such turn
+past its deadline. The shipped default catalog holds about 11,000."""
 _ToolName = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)]
 
 
@@ -216,7 +222,7 @@ def parse_catalog_bytes(raw: bytes, *, path: str) -> CatalogFile:
             path=path,
         )
     try:
-        return _within_bounds(CatalogFile.model_validate(data), path)
+        layer = CatalogFile.model_validate(data)
     except ValidationError as exc:
         problems = []
         for item in exc.errors():
@@ -231,6 +237,41 @@ def parse_catalog_bytes(raw: bytes, *, path: str) -> CatalogFile:
             path=path,
             location=first_loc,
         ) from None
+    layer = _within_bounds(layer, path)
+    _check_phrase_count(layer, path)
+    return layer
+
+
+def _phrase_counts(layer: CatalogFile) -> dict[str, int]:
+    """The phrases of each section of `layer` that an index build tokenizes."""
+    lookup, talk = layer.lookup, layer.conversation
+    return {
+        "keywords": sum(len(v) for v in layer.keywords.values()),
+        "implied": sum(len(v) for v in layer.implied.values()),
+        "lookup": sum(len(v or ()) for v in (lookup.ask, lookup.current)) if lookup else 0,
+        "conversation": (
+            sum(len(v or ()) for v in (talk.social, talk.self_contained, talk.topical))
+            if talk
+            else 0
+        ),
+    }
+
+
+def _check_phrase_count(layer: CatalogFile, path: str) -> None:
+    """Reject a layer over `MAX_LAYER_PHRASES`, naming its largest section and the fix."""
+    counts = _phrase_counts(layer)
+    total = sum(counts.values())
+    if total <= MAX_LAYER_PHRASES:
+        return
+    largest = max(counts, key=lambda k: counts[k])
+    parts = ", ".join(f"{k} {n:,}" for k, n in counts.items() if n)
+    raise CatalogError(
+        f"{path}: {total:,} phrases ({parts}), over the {MAX_LAYER_PHRASES:,} a catalog may "
+        f"hold; keep the phrases users say for each tool (most tools need a few dozen), "
+        f"starting with {largest!r}",
+        path=path,
+        location=largest,
+    )
 
 
 def _within_bounds(layer: CatalogFile, path: str) -> CatalogFile:

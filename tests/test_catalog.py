@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 
 from resolver import CatalogError, CatalogStore, ResolverConfig, load_catalog_file
-from resolver._catalog import MAX_CATALOG_BYTES, MAX_COMPANIONS, MAX_IMPLIED_PHRASES
+from resolver._catalog import (
+    MAX_CATALOG_BYTES,
+    MAX_COMPANIONS,
+    MAX_IMPLIED_PHRASES,
+    MAX_LAYER_PHRASES,
+)
 from resolver._data import default_catalog_path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -158,6 +163,58 @@ def test_huge_catalog_is_refused_without_reading_it_all(tmp_path: Path) -> None:
         handle.write(b'"}}')
     with pytest.raises(CatalogError, match="over the 5,242,880-byte limit"):
         load_catalog_file(path)
+
+
+def _phrases(count: int, tag: str) -> list[str]:
+    return [f"{tag} {i}" for i in range(count)]
+
+
+def test_a_layer_over_the_phrase_bound_is_refused_and_the_last_good_stays(
+    tmp_path: Path,
+) -> None:
+    """Keywords, implied phrases, look-up cues and conversation markers together are bounded
+    per layer (each is tokenized at every new surface's index build); the error names the
+    count, its largest section and the fix, and the last good layer stays in force."""
+    per_tool = 400
+    tools = MAX_LAYER_PHRASES // per_tool  # at the bound exactly: loads
+    at_bound: dict[str, Any] = {
+        "schemaVersion": 1,
+        "tools": {"read": "at the bound"},
+        "keywords": {f"tool_{t}": _phrases(per_tool, f"kw{t}") for t in range(tools - 2)},
+        "implied": {"tts": _phrases(per_tool, "hands full")},
+        "lookup": {"ask": _phrases(per_tool // 2, "ask"), "current": _phrases(per_tool // 2, "n")},
+    }
+    path = write(tmp_path / "o.json", at_bound)
+    assert sum(len(v) for v in at_bound["keywords"].values()) + 2 * per_tool == MAX_LAYER_PHRASES
+    store = CatalogStore(ResolverConfig(catalogOverridesFile=str(path)))
+    assert store.current().tools["read"] == "at the bound" and store.error is None
+    over = {**at_bound, "tools": {"read": "over"}}
+    over["conversation"] = {"social": ["hi there"]}  # one phrase more, in another section
+    write(path, over)
+    os.utime(path, ns=(1, 4_000_000_000_000_000_000))
+    assert store.current().tools["read"] == "at the bound"  # the last good layer
+    error = store.error or ""
+    assert f"{MAX_LAYER_PHRASES + 1:,} phrases" in error and str(path) in error
+    assert "keywords 29,200" in error and "conversation 1" in error
+    assert "starting with 'keywords'" in error
+    with pytest.raises(CatalogError) as raised:
+        load_catalog_file(path)
+    assert raised.value.location == "keywords"
+
+
+def test_keywords_cut_per_tool_do_not_count_toward_the_phrase_bound(tmp_path: Path) -> None:
+    """The bound counts what the layer keeps: keywords past a tool's own bound are cut (with a
+    warning), not counted."""
+    from resolver._limits import MAX_KEYWORDS_PER_TOOL
+
+    tools = MAX_LAYER_PHRASES // MAX_KEYWORDS_PER_TOOL
+    layer = {
+        "schemaVersion": 1,
+        "tools": {},
+        "keywords": {f"t{t}": _phrases(2 * MAX_KEYWORDS_PER_TOOL, "k") for t in range(tools)},
+    }
+    loaded = load_catalog_file(write(tmp_path / "o.json", layer))
+    assert sum(len(v) for v in loaded.keywords.values()) == tools * MAX_KEYWORDS_PER_TOOL
 
 
 def test_missing_override_file_is_fine(tmp_path: Path) -> None:

@@ -1174,6 +1174,100 @@ def family_hostile_surfaces(ctx: Context) -> list[Trial]:
     return trials
 
 
+# ---------------------------------------------------------------- family: hostile catalogs
+
+
+def family_hostile_catalogs(ctx: Context) -> list[Trial]:
+    """Override catalogs that fill the 5 MB file limit with phrases (each is tokenized when an
+    index is built for a new surface): one over the layer's phrase bound is refused as a whole
+    (``catalog_layer_invalid``, the defaults answer); one at the bound, on a surface that
+    changes every turn, still gets every turn answered by the classifier before its deadline,
+    with no index build left running past the run's last answer."""
+    fam = "hostile catalogs"
+    folder = ctx.folder("hostile-catalogs")
+    words = _words(20_000, 11)
+    servers = [
+        ToolInfo(
+            name=f"s{i % 20}__{words[i % 2000]}_{i}",
+            description=f"{words[(i * 3) % 2000]} {words[(i * 7) % 2000]}",
+        )
+        for i in range(2_000)
+    ]
+    prompt = " ".join(words[:40])
+
+    def phrases(count: int, start: int) -> list[str]:
+        return [
+            f"{words[(start + j) % 20_000][:4]} {words[(start * 7 + j) % 20_000][:3]}"
+            for j in range(count)
+        ]
+
+    over = {
+        "400,000 implied phrases (1,000 tools x 400, 4.9 MB)": {
+            "implied": {t.name: phrases(400, i * 400) for i, t in enumerate(servers[:1_000])}
+        },
+        "330,000 keywords (330 tools x 1,000, 4 MB)": {
+            "keywords": {t.name: phrases(1_000, i * 1_000) for i, t in enumerate(servers[:330])}
+        },
+        "8,000 look-up cues of 200 characters and 30,000 conversation markers": {
+            "lookup": {
+                "tools": ["web_search"],
+                "ask": [f"what {'a' * 180} {i}" for i in range(4_000)],
+                "current": [f"today {'b' * 180} {i}" for i in range(4_000)],
+            },
+            "conversation": {"social": phrases(30_000, 5)},
+        },
+    }
+    trials: list[Trial] = []
+    for case, sections in over.items():
+        path = folder / f"over-{len(trials)}.json"
+        path.write_text(json.dumps({"schemaVersion": 1, "tools": {}, **sections}))
+        resolver = Resolver(config_of(catalogOverridesFile=str(path), llmTimeoutMs=ctx.deadline_ms))
+        trials.append(
+            _turn(
+                ctx,
+                fam,
+                f"over the phrase bound: {case}",
+                TurnRequest(prompt=prompt, tools=servers),
+                resolver=resolver,
+                expect=lambda r: (
+                    "catalog_layer_invalid" in r.reason_codes and r.source == "offline"
+                ),
+            )
+        )
+    at_bound = folder / "at-bound.json"
+    at_bound.write_text(
+        json.dumps(
+            {
+                "schemaVersion": 1,
+                "tools": {},
+                "keywords": {t.name: phrases(1_000, i * 1_000) for i, t in enumerate(servers[:30])},
+            }
+        )
+    )
+    resolver = Resolver(config_of(catalogOverridesFile=str(at_bound), llmTimeoutMs=ctx.deadline_ms))
+    for turn in range(4):
+        trials.append(
+            _turn(
+                ctx,
+                fam,
+                f"30,000 keywords (at the bound), a new surface every turn: turn {turn + 1}",
+                TurnRequest(
+                    prompt=" ".join(words[turn * 10 : turn * 10 + 40]), tools=servers[turn:]
+                ),
+                resolver=resolver,
+                expect=lambda r: (
+                    r.source == "offline" and "deadline_exceeded" not in r.reason_codes
+                ),
+            )
+        )
+    cpu = time.process_time()
+    time.sleep(SETTLE_S)
+    spent = time.process_time() - cpu
+    trials[-1].passed = trials[-1].passed and spent <= SETTLE_CPU_S
+    trials[-1].detail += f"; CPU in the {SETTLE_S:.0f} s after the answer {spent:.2f} s"
+    return trials
+
+
 # ---------------------------------------------------------------- the run
 
 FAMILIES: dict[str, Callable[[Context], list[Trial]]] = {
@@ -1186,6 +1280,7 @@ FAMILIES: dict[str, Callable[[Context], list[Trial]]] = {
     "cli": family_cli,
     "hostile descriptions": family_hostile_descriptions,
     "hostile surfaces": family_hostile_surfaces,
+    "hostile catalogs": family_hostile_catalogs,
 }
 
 
