@@ -19,6 +19,7 @@ from resolver._classify import ClassifyInput
 from resolver._llm import combine_votes, parse_lenient, votes_needed
 from resolver._llm_prompt import (
     ENUM_LIMIT,
+    INSTRUCTIONS,
     PROMPT_CATALOG_CHARS,
     PROMPT_DESCRIPTION_CHARS,
     PROMPT_END_CHARS,
@@ -184,6 +185,19 @@ def test_enum_within_provider_limits(count: int, length: int, enum: bool) -> Non
     items = answer_schema(names)["properties"]["tools"]["items"]
     assert ("enum" in items) is enum
     assert items["type"] == "string"
+
+
+@pytest.mark.parametrize("limits", [True, False])
+def test_the_answer_names_the_parts_before_the_tools(limits: bool) -> None:
+    """The reasoning comes first in the schema and in the instructions' example: a model that
+    writes in the schema's order (a grammar, structured outputs) names the turn's parts before
+    it picks their tools. The bounds stay on the same fields."""
+    schema = answer_schema(["web_search", "message"], limits=limits)
+    assert list(schema["properties"]) == ["reasoning", "tools", "confidence"]
+    assert schema["required"] == ["reasoning", "tools", "confidence"]
+    assert ("maxLength" in schema["properties"]["reasoning"]) is limits
+    example = INSTRUCTIONS[INSTRUCTIONS.index("Answer with JSON only") :]
+    assert example.index('"reasoning"') < example.index('"tools"') < example.index('"confidence"')
 
 
 @settings(max_examples=50)
