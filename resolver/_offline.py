@@ -1170,26 +1170,23 @@ def _implied_of(names: Sequence[str], catalog: EffectiveCatalog) -> _Implied | N
     each phrase read once (`Markers.of`), its key shared by every candidate that lists it."""
     if not catalog.implied:
         return None
-    latin: dict[str, list[tuple[str, ...]]] = {}
-    cjk: list[str] = []
     tools: dict[str | tuple[str, ...], list[int]] = {}
     for i, name in enumerate(names):
-        for phrase in catalog.implied.get(name, ()):
-            one = Markers.of([phrase])
-            if one is None:
-                continue
-            keys: list[str | tuple[str, ...]] = [*one.cjk]
-            for first, sequences in one.latin.items():
-                for sequence in sequences:
-                    if sequence not in tools:
-                        latin.setdefault(first, []).append(sequence)
-                    keys.append(sequence)
-            cjk.extend(k for k in one.cjk if k not in tools)
-            for key in keys:
-                tools.setdefault(key, []).append(i)
+        one = Markers.of(catalog.implied.get(name, ()))
+        if one is None:
+            continue
+        keys: list[str | tuple[str, ...]] = [*one.cjk]
+        keys.extend(seq for seqs in one.latin.values() for seq in seqs)
+        for key in keys:
+            tools.setdefault(key, []).append(i)
     if not tools:
         return None
-    markers = Markers({k: tuple(v) for k, v in latin.items()}, tuple(dict.fromkeys(cjk)))
+    latin: dict[str, list[tuple[str, ...]]] = {}
+    for key in tools:
+        if isinstance(key, tuple):
+            latin.setdefault(key[0], []).append(key)  # a Latin marker's first term (`Markers`)
+    cjk = tuple(key for key in tools if isinstance(key, str))
+    markers = Markers({k: tuple(v) for k, v in latin.items()}, cjk)
     return _Implied(markers, {k: tuple(dict.fromkeys(v)) for k, v in tools.items()})
 
 
@@ -2093,8 +2090,7 @@ class OfflineClassifier:
         cap = min(MAX_SELECTED_MULTI, max(MAX_SELECTED, PER_CLAUSE * clauses))
         if LOOKUP:
             lists.extend(_lookup_list(index, plain))
-        if index.implied is not None:
-            lists.extend(_implied_lists(index, plain))
+        lists.extend(_implied_lists(index, plain))
         if semantic and CLAUSE_PICK_GAP > 0:
             lists.extend(self._clause_picks(index, request, plain))
         chosen = _round_robin(lists, cap)

@@ -121,25 +121,25 @@ def test_bad_catalog_names_file_and_problem(tmp_path: Path, content: bytes, expe
     assert expected in str(info.value)
 
 
+def _bad_lists(section: str, tool: str, limit: int, entry: str) -> list[Any]:
+    """A per-tool list that is not a list, one entry too long, and one with an empty entry."""
+    return [
+        pytest.param(section, {tool: entry}, f"{section}.{tool}", id=f"{section}-not-list"),
+        pytest.param(
+            section,
+            {tool: [f"{entry} {i}" for i in range(limit + 1)]},
+            f"{section}.{tool}",
+            id=f"{section}-too-many",
+        ),
+        pytest.param(section, {tool: [""]}, f"{section}.{tool}.0", id=f"{section}-empty-entry"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("section", "value", "expected"),
     [
-        pytest.param("companions", {"intent": "automations"}, "companions.intent", id="c-not-list"),
-        pytest.param(
-            "companions",
-            {"intent": [f"t{i}" for i in range(MAX_COMPANIONS + 1)]},
-            "companions.intent",
-            id="c-too-many",
-        ),
-        pytest.param("companions", {"intent": [""]}, "companions.intent.0", id="c-empty-name"),
-        pytest.param("implied", {"tts": "while driving"}, "implied.tts", id="i-not-list"),
-        pytest.param(
-            "implied",
-            {"tts": [f"phrase {i}" for i in range(MAX_IMPLIED_PHRASES + 1)]},
-            "implied.tts",
-            id="i-too-many",
-        ),
-        pytest.param("implied", {"tts": [""]}, "implied.tts.0", id="i-empty-phrase"),
+        *_bad_lists("companions", "intent", MAX_COMPANIONS, "automations"),
+        *_bad_lists("implied", "tts", MAX_IMPLIED_PHRASES, "while driving"),
     ],
 )
 def test_bad_per_tool_lists_name_the_field(

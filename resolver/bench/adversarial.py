@@ -1088,6 +1088,17 @@ SETTLE_CPU_S = 0.5
 answered spends all of it."""
 
 
+def _settled(trial: Trial) -> Trial:
+    """`trial`, failed if the process spends more than `SETTLE_CPU_S` of CPU in the `SETTLE_S`
+    after its answer (a worker thread still ranking or building past the answer)."""
+    cpu = time.process_time()
+    time.sleep(SETTLE_S)
+    spent = time.process_time() - cpu
+    trial.passed = trial.passed and spent <= SETTLE_CPU_S
+    trial.detail += f"; CPU in the {SETTLE_S:.0f} s after the answer {spent:.2f} s"
+    return trial
+
+
 def _words(count: int, seed: int) -> list[str]:
     """`count` distinct pronounceable nonsense words (no tool's lexicon, no stop word)."""
     consonants, vowels = "bdfgklmnprstvz", "aeiou"
@@ -1165,12 +1176,7 @@ def family_hostile_surfaces(ctx: Context) -> list[Trial]:
             resolver=resolver,
             expect=answered,
         )
-        cpu = time.process_time()
-        time.sleep(SETTLE_S)
-        spent = time.process_time() - cpu
-        trial.passed = trial.passed and spent <= SETTLE_CPU_S
-        trial.detail += f"; CPU in the {SETTLE_S:.0f} s after the answer {spent:.2f} s"
-        trials.append(trial)
+        trials.append(_settled(trial))
     return trials
 
 
@@ -1260,11 +1266,7 @@ def family_hostile_catalogs(ctx: Context) -> list[Trial]:
                 ),
             )
         )
-    cpu = time.process_time()
-    time.sleep(SETTLE_S)
-    spent = time.process_time() - cpu
-    trials[-1].passed = trials[-1].passed and spent <= SETTLE_CPU_S
-    trials[-1].detail += f"; CPU in the {SETTLE_S:.0f} s after the answer {spent:.2f} s"
+    _settled(trials[-1])
     return trials
 
 
