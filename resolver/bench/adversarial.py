@@ -41,6 +41,7 @@ from typing import Any
 from .._config import ResolverConfig
 from .._limits import MAX_CANDIDATES
 from .._pipeline import BACKSTOP_GRACE_S, Resolver
+from .._semantic import MAX_PENDING_BUILDS, SemanticScorer, load_encoder
 from .._surface import default_surface
 from .._types import Message, Resolution, ToolInfo, TurnRequest
 from ..testing import LLMServer, Recorded, Reply, completion
@@ -1270,6 +1271,106 @@ def family_hostile_catalogs(ctx: Context) -> list[Trial]:
     return trials
 
 
+# ---------------------------------------------------------------- family: semantic builds
+
+
+class _Counted:
+    """The packaged encoder, counting the passages it has embedded."""
+
+    def __init__(self) -> None:
+        self.inner = load_encoder()
+        self.model_id = self.inner.model_id
+        self.embedded = 0
+
+    def passages(self, texts: Sequence[str]) -> Any:
+        out = self.inner.passages(texts)
+        self.embedded += len(texts)
+        return out
+
+    def query(self, text: str) -> Any:
+        return self.inner.query(text)
+
+
+def family_semantic_builds(ctx: Context) -> list[Trial]:
+    """With the semantic extra, a new surface's tool matrix is embedded in the background by the
+    one model handle every turn's query also needs. A host whose surface changes every turn
+    (300 tools each, none embedded before) beside a warm surface: every turn of the warm one is
+    answered by the classifier with the model (no deadline abstention, no lexical-only turn)
+    without waiting for a whole build (fewer than 300 passages embedded while it ran: built in
+    one call, each such turn waited 3.5-3.8 s for all 300), one builder thread works, and at
+    most `MAX_PENDING_BUILDS` builds wait behind it."""
+    fam = "semantic builds"
+    try:
+        encoder = _Counted()
+        scorer = SemanticScorer(lambda: encoder)  # no disk cache: every surface is embedded
+    except RuntimeError as exc:  # the extra is not installed
+        return [Trial(fam, "the semantic extra", False, detail=str(exc))]
+    resolver = Resolver(
+        config_of(catalogOverridesFile=None, offlineSemantic=True, llmTimeoutMs=ctx.deadline_ms)
+    )
+    resolver.offline.semantic = scorer
+    warm = _surface()
+    resolver.warm(warm)
+    words = _words(4_000, 13)
+    prompts = [
+        "what's the weather in Lisbon tomorrow",
+        "remind me at 6 to water the plants",
+        "search the web for the best ramen in Osaka",
+        "read the file notes.txt and fix the typo",
+        "send a message to Ana that I'm late",
+        "take a screenshot of the page",
+    ]
+    trials: list[Trial] = []
+    size = 300
+    for turn, prompt in enumerate(prompts):
+        new = [
+            ToolInfo(
+                name=f"svc{turn}__{words[turn * 600 + i]}_{i}",
+                description=f"{words[turn * 600 + i]} {words[(turn * 600 + i * 7) % 4_000]} "
+                f"records of kind {i % 13}",
+            )
+            for i in range(size)
+        ]
+        trials.append(
+            _turn(
+                ctx,
+                fam,
+                f"turn {turn + 1}: a new {size}-tool surface (its matrix queued)",
+                TurnRequest(prompt=f"{words[turn * 600 + 5]} records", tools=new),
+                resolver=resolver,
+                expect=lambda r: (
+                    r.tools_allow is not None and "deadline_exceeded" not in r.reason_codes
+                ),
+            )
+        )
+        before = encoder.embedded
+        trial = _turn(
+            ctx,
+            fam,
+            f"turn {turn + 1}: the warm surface while other surfaces build: {prompt!r}",
+            TurnRequest(prompt=prompt, tools=warm),
+            resolver=resolver,
+            expect=lambda r: (
+                r.classifier == "offline+semantic"
+                and r.tools_allow is not None
+                and "deadline_exceeded" not in r.reason_codes
+            ),
+        )
+        during = encoder.embedded - before
+        trial.passed = trial.passed and during < size
+        trial.detail += f"; {during} passages of other surfaces embedded meanwhile"
+        trials.append(trial)
+    builders = sum(t.name == "resolver-semantic-build" for t in threading.enumerate())
+    waiting = scorer.builds_waiting()
+    last = trials[-1]
+    last.passed = last.passed and builders <= 1 and waiting <= MAX_PENDING_BUILDS
+    last.detail += (
+        f"; after {len(prompts)} new surfaces: {builders} builder thread, {waiting} builds "
+        f"waiting, {scorer.dropped_builds} dropped for newer ones"
+    )
+    return trials
+
+
 # ---------------------------------------------------------------- the run
 
 FAMILIES: dict[str, Callable[[Context], list[Trial]]] = {
@@ -1283,6 +1384,7 @@ FAMILIES: dict[str, Callable[[Context], list[Trial]]] = {
     "hostile descriptions": family_hostile_descriptions,
     "hostile surfaces": family_hostile_surfaces,
     "hostile catalogs": family_hostile_catalogs,
+    "semantic builds": family_semantic_builds,
 }
 
 
