@@ -1692,6 +1692,15 @@ class OfflineClassifier:
     def _index(self, request: ClassifyInput) -> _Index:
         return self._index_for(request.tools, request.catalog, request.params)
 
+    def build_index(self, request: ClassifyInput) -> None:
+        """Build (and keep) the index for the request's candidates now, if it is not built."""
+        self._index(request)
+
+    def builds_running(self) -> int:
+        """How many indexes are being built now."""
+        with self._lock:
+            return len(self._building)
+
     def index_count(self) -> int:
         """How many candidate sets' indexes are built and kept."""
         with self._lock:

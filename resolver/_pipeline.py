@@ -11,6 +11,7 @@ eligible candidate core tools present) are checked once, in `finalize`.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import gc
 import hashlib
 import heapq
@@ -84,6 +85,26 @@ runs the offline pass on the event loop: its worst case is tens of milliseconds 
 CJK prompt on 128 tools: ~19 ms on a slow 2-core machine), far inside any deadline, and the
 hop to a worker thread cost more than the pass itself at p99 on the default surface. Every
 other turn runs it in a worker thread, where the deadline cuts it off."""
+INDEX_BUILDERS = 2
+"""Threads (per process) that build the offline index of a surface not seen before. A turn on a
+new surface waits for its build there, within its deadline, so the worker threads turns are
+classified in are never all held by builds: eight sessions bringing new 10,000-tool surfaces at
+once kept all six of asyncio's default workers building for seconds, and a warm session's turns
+queued behind them past their deadline. A build whose turn has given up still finishes (the
+surface's next turn finds it); one whose turn gave up before it started is dropped."""
+_index_builders: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _builders() -> concurrent.futures.ThreadPoolExecutor:
+    """The process's index builders (`INDEX_BUILDERS`), started on first use."""
+    global _index_builders
+    if _index_builders is None:
+        _index_builders = concurrent.futures.ThreadPoolExecutor(
+            INDEX_BUILDERS, thread_name_prefix="resolver-index"
+        )
+    return _index_builders
+
+
 BACKSTOP_GRACE_S = 1.0
 """The whole-turn backstop fires this long after the deadline (only a hung stage, or an event
 loop starved for CPU, reaches it: the classifier's own budget ends OFFLINE_RESERVE_S before the
@@ -806,7 +827,7 @@ class Resolver:
             # loop (other sessions' turns in a sidecar) and a turn that cannot finish answers
             # in time.
             async with asyncio.timeout(max(0.001, request.timeout_s + OFFLINE_RESERVE_S)):
-                offline = await asyncio.to_thread(self.offline.classify_sync, request)
+                offline = await self._offline_pass(request)
         if not offline.has_signal:
             # Nothing in the prompt points at any tool, or the semantic extra's conversation
             # head took the turn for conversation: core tools only (chit-chat).
@@ -828,6 +849,15 @@ class Resolver:
             chars += len(message.text())
         return chars <= INLINE_MAX_CHARS and self.offline.has_index(request)
 
+    async def _offline_pass(self, request: ClassifyInput) -> Classification:
+        """The offline pass in a worker thread; a new surface's index is built first by the
+        index builders (`INDEX_BUILDERS`), so a warm surface's turn never queues behind the
+        builds of others. The caller bounds the wait."""
+        if not self.offline.has_index(request):
+            build = _builders().submit(self.offline.build_index, request)
+            await asyncio.wrap_future(build)  # cancelled with the turn: dropped if not started
+        return await asyncio.to_thread(self.offline.classify_sync, request)
+
     async def _classify_llm(
         self, llm: Classifier, state: TurnState, request: ClassifyInput, hint: CacheHint
     ) -> tuple[TurnState, str, float | None]:
@@ -841,7 +871,7 @@ class Resolver:
             # A large surface: the LLM reads the offline classifier's shortlist, not every tool
             # (a 268-tool MCP catalog is ~40k prompt tokens; the floor keeps the offline picks).
             async with asyncio.timeout(max(0.001, request.timeout_s)):
-                first = await asyncio.to_thread(self.offline.classify_sync, request)
+                first = await self._offline_pass(request)
             asked = shortlist(request, first, LLM_SHORTLIST)
         budget = max(0.001, request.timeout_s - (self.clock() - t0))
 
@@ -853,7 +883,7 @@ class Resolver:
         try:
             await asyncio.sleep(0)  # let the request start before the CPU-bound offline pass
             if first is None:
-                first = await asyncio.to_thread(self.offline.classify_sync, request)
+                first = await self._offline_pass(request)
             offline: Classification = first
             result = await llm_task
         except TimeoutError:

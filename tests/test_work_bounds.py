@@ -96,3 +96,53 @@ def test_clause_splitting_reads_each_character_a_bounded_number_of_times(
         read.clear()
         clauses_of(prompt)
         assert sum(read) <= 2 * len(prompt), (len(prompt), sum(read))
+
+
+def test_a_warm_surfaces_turns_do_not_queue_behind_new_surfaces_index_builds() -> None:
+    """Eight sessions bring new 6,000-tool surfaces at once beside a session whose 300-tool
+    surface is warm: the new indexes are built by the index builders (`INDEX_BUILDERS` threads),
+    so the warm session's turns find a free worker and are answered by the classifier. (Built in
+    the turns' own workers, the builds held all six of them and those turns waited past their
+    deadline: 3 s for the first, against 0.1 s now.)"""
+    import asyncio
+    import threading
+
+    from resolver._pipeline import INDEX_BUILDERS
+
+    def surface(prefix: str, size: int) -> list[ToolInfo]:
+        return [
+            ToolInfo(
+                name=f"{prefix}__{WORDS[i % 70]}_{i}",
+                description=f"{WORDS[(i * 3) % 70]} {WORDS[(i * 7) % 70]} records {i}",
+            )
+            for i in range(size)
+        ]
+
+    resolver = Resolver(
+        ResolverConfig(keywordCacheFile=None, catalogOverridesFile=None, llmTimeoutMs=3000)
+    )
+    warm = surface("warm", 300)
+    resolver.warm(warm)
+    new = [surface(f"s{k}", 6_000) for k in range(8)]  # built here, not on the event loop
+    builders: set[str] = set()
+
+    async def warm_turns() -> list[tuple[str, ...]]:
+        codes = []
+        for turn in range(6):
+            await asyncio.sleep(0.1)
+            prompt = f"{WORDS[turn]} records {WORDS[turn + 9]}"
+            res = await resolver.resolve(TurnRequest(prompt=prompt, tools=warm, sessionId="w"))
+            codes.append(res.reason_codes)
+            builders.update(t.name for t in threading.enumerate() if "resolver-index" in t.name)
+        return codes
+
+    async def new_turn(k: int) -> None:
+        await resolver.resolve(TurnRequest(prompt=f"{WORDS[k]} records", tools=new[k]))
+
+    async def run() -> list[tuple[str, ...]]:
+        codes, *_ = await asyncio.gather(warm_turns(), *(new_turn(k) for k in range(8)))
+        return codes
+
+    codes = asyncio.run(run())
+    assert all("offline_selected" in c and "deadline_exceeded" not in c for c in codes), codes
+    assert 1 <= len(builders) <= INDEX_BUILDERS

@@ -21,6 +21,7 @@ keyword cache lower-cases what it learns).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import json
@@ -40,7 +41,7 @@ from typing import Any
 
 from .._config import ResolverConfig
 from .._limits import MAX_CANDIDATES
-from .._pipeline import BACKSTOP_GRACE_S, Resolver
+from .._pipeline import BACKSTOP_GRACE_S, INDEX_BUILDERS, Resolver
 from .._semantic import MAX_PENDING_BUILDS, SemanticScorer, load_encoder
 from .._surface import default_surface
 from .._types import Message, Resolution, ToolInfo, TurnRequest
@@ -1181,6 +1182,79 @@ def family_hostile_surfaces(ctx: Context) -> list[Trial]:
     return trials
 
 
+def family_new_surfaces(ctx: Context) -> list[Trial]:
+    """Eight sessions bring new 10,000-tool surfaces at once (each index a few seconds of CPU)
+    beside a session whose 300-tool surface is warm: the new indexes wait for the index builders
+    (`INDEX_BUILDERS` threads), so every turn of the warm session is answered by the classifier
+    (built in the turns' own worker threads, the builds held all of them and the warm session's
+    turns waited past their deadline); the new sessions' turns end by their deadline."""
+    fam = "new surfaces at once"
+    words = _words(20_000, 17)
+    resolver = Resolver(config_of(catalogOverridesFile=None, llmTimeoutMs=ctx.deadline_ms))
+    warm = [
+        ToolInfo(name=f"w{i % 10}__{words[i]}_{i}", description=f"{words[i]} {words[i + 500]}")
+        for i in range(300)
+    ]
+    resolver.warm(warm)
+    new = [
+        [
+            ToolInfo(
+                name=f"n{k}__{words[(i + k * 777) % 20_000]}_{i}",
+                description=f"{words[(i * 3 + k) % 20_000]} {words[(i * 7 + k) % 20_000]}",
+            )
+            for i in range(MAX_CANDIDATES)
+        ]
+        for k in range(8)
+    ]
+    timed: list[tuple[str, Resolution, float, bool]] = []
+
+    async def turn(case: str, request: TurnRequest) -> None:
+        start = time.perf_counter()
+        resolution = await resolver.resolve(request)
+        ms = (time.perf_counter() - start) * 1000.0
+        formed = _well_formed(resolution, {t.name for t in request.tools or []})
+        timed.append((case, resolution, ms, formed))
+
+    async def warm_turns() -> None:
+        for n in range(6):
+            await asyncio.sleep(0.2)
+            prompt = f"{words[n * 3]} {words[n * 3 + 500]}"
+            request = TurnRequest(prompt=prompt, tools=warm, sessionId="warm")
+            await turn(f"the warm session's turn {n + 1}", request)
+
+    async def run() -> None:
+        await asyncio.gather(
+            warm_turns(),
+            *(
+                turn(
+                    f"session {k + 1}: a new 10,000-tool surface",
+                    TurnRequest(prompt=f"{words[k]} {words[k + 9]}", tools=new[k]),
+                )
+                for k in range(8)
+            ),
+        )
+
+    asyncio.run(run())
+    builders = sum(t.name.startswith("resolver-index") for t in threading.enumerate())
+    running, settle = resolver.offline.builds_running(), time.monotonic()
+    while resolver.offline.builds_running() and time.monotonic() - settle < 60:
+        time.sleep(0.05)  # builds their turns gave up on finish; the next family starts after
+    trials: list[Trial] = []
+    for case, resolution, ms, formed in sorted(timed, key=lambda x: x[0]):
+        ok = formed and ms <= ctx.grace_ms
+        if case.startswith("the warm"):
+            ok = ok and "offline_selected" in resolution.reason_codes
+        detail = f"{resolution.source}: {','.join(resolution.reason_codes)}"
+        trials.append(Trial(fam, case, ok, ms, ctx.grace_ms, detail=detail))
+    trials[-1].passed = trials[-1].passed and builders <= INDEX_BUILDERS
+    trials[-1].passed = trials[-1].passed and running <= INDEX_BUILDERS
+    trials[-1].detail += (
+        f"; {builders} index builder threads; {running} builds still running after the last "
+        f"answer, done {time.monotonic() - settle:.1f} s later"
+    )
+    return trials
+
+
 # ---------------------------------------------------------------- family: hostile catalogs
 
 
@@ -1383,6 +1457,7 @@ FAMILIES: dict[str, Callable[[Context], list[Trial]]] = {
     "cli": family_cli,
     "hostile descriptions": family_hostile_descriptions,
     "hostile surfaces": family_hostile_surfaces,
+    "new surfaces at once": family_new_surfaces,
     "hostile catalogs": family_hostile_catalogs,
     "semantic builds": family_semantic_builds,
 }
