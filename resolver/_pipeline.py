@@ -18,6 +18,7 @@ import heapq
 import itertools
 import logging
 import random
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -93,16 +94,19 @@ once kept all six of asyncio's default workers building for seconds, and a warm 
 queued behind them past their deadline. A build whose turn has given up still finishes (the
 surface's next turn finds it); one whose turn gave up before it started is dropped."""
 _index_builders: concurrent.futures.ThreadPoolExecutor | None = None
+_index_builders_lock = threading.Lock()
 
 
 def _builders() -> concurrent.futures.ThreadPoolExecutor:
-    """The process's index builders (`INDEX_BUILDERS`), started on first use."""
+    """The process's index builders (`INDEX_BUILDERS`), started on first use (one pool even
+    when event loops in several threads ask at once)."""
     global _index_builders
-    if _index_builders is None:
-        _index_builders = concurrent.futures.ThreadPoolExecutor(
-            INDEX_BUILDERS, thread_name_prefix="resolver-index"
-        )
-    return _index_builders
+    with _index_builders_lock:
+        if _index_builders is None:
+            _index_builders = concurrent.futures.ThreadPoolExecutor(
+                INDEX_BUILDERS, thread_name_prefix="resolver-index"
+            )
+        return _index_builders
 
 
 BACKSTOP_GRACE_S = 1.0
