@@ -286,3 +286,50 @@ def test_gateway_with_tool_search_on_widens_the_searchable_catalog(
     assert len(allowed - core - {"web_search", "web_fetch"}) >= 2, sorted(allowed)
     # the model is still sent the search controls and a few direct tools, not the catalog
     assert len(turn2.tool_names) < len(allowed), (sorted(turn2.tool_names), sorted(allowed))
+
+
+def test_gateway_with_the_semantic_extra_classifies_with_the_model(
+    openclaw_home: OpenClawHome, mock_llm: MockLLM
+) -> None:
+    """The semantic extra in a real Gateway, set up as the README says: the extra installed in
+    the sidecar's Python (the test's own has it), ``"offlineSemantic": true`` in the plugin's
+    config, no classifier endpoint. Turn 1 abstains (surface not yet seen) and shows the sidecar
+    the surface, which it embeds in its warm-up thread and keeps on disk; once that matrix is
+    there (under load the sidecar's first warm-up took 27 s), a turn is classified offline with
+    the model (telemetry ``classifier`` ``offline+semantic``, the conversation head's probability
+    on the line) and the model gets exactly its ``toolsAllow``; thanks get the core tools only."""
+    config = {
+        "logDecisions": True,
+        "offlineSemantic": True,
+        "telemetryFile": str(telemetry_path(openclaw_home)),
+        "telemetry": {"tags": [TELEMETRY_TAG]},
+    }
+    openclaw_home.write_config(None, tool_search=False)
+    openclaw_home.install_with_resolver_cli(module_sidecar(), config)
+    matrices = openclaw_home.home / ".cache" / "openclaw-tool-resolver" / "semantic"
+    with openclaw_home.start_gateway() as gateway:
+        first = gateway.turn("hi! quick one: what's on the web about the Lisbon tram strike?")
+        # two matrices: the default surface the sidecar warms when configured, then the one
+        # the Gateway shows (55 tools); until the second is built its turns are lexical
+        wait_for(
+            lambda: len(list(matrices.glob("*.npy"))) >= 2, "the Gateway surface's matrix", 180
+        )
+        second = gateway.turn("Search the web for the opening hours of the Lisbon Oceanarium")
+        third = gateway.turn("thanks a lot, that's all for today!")
+        log = gateway.log()
+    for run in (first, second, third):
+        assert run.returncode == 0, run.stderr[-3000:] + log[-3000:]
+    assert mock_llm.classifier_requests == []  # no endpoint: the offline classifier only
+
+    turn1, turn2, turn3 = mock_llm.primary_requests[:3]
+    full = set(turn1.tool_names)
+    line1, line2, line3 = wait_telemetry(openclaw_home, 3)
+    assert line1["toolsAllow"] is None and "surface_unknown_abstain" in line1["reasonCodes"]
+    assert line2["classifier"] == "offline+semantic", line2
+    assert isinstance(line2["conversation"], float) and line2["conversation"] < 0.5
+    assert_narrowed_exactly(turn2, line2, full)
+    assert "web_search" in turn2.tool_names
+    core = set(ResolverConfig().core_tools)
+    assert line3["classifier"] == "offline+semantic", line3
+    assert set(line3["toolsAllow"] or []) <= core, line3
+    assert_narrowed_exactly(turn3, line3, full)
