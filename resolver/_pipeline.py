@@ -87,12 +87,14 @@ CJK prompt on 128 tools: ~19 ms on a slow 2-core machine), far inside any deadli
 hop to a worker thread cost more than the pass itself at p99 on the default surface. Every
 other turn runs it in a worker thread, where the deadline cuts it off."""
 INDEX_BUILDERS = 2
-"""Threads (per process) that build the offline index of a surface not seen before. A turn on a
-new surface waits for its build there, within its deadline, so the worker threads turns are
-classified in are never all held by builds: eight sessions bringing new 10,000-tool surfaces at
-once kept all six of asyncio's default workers building for seconds, and a warm session's turns
-queued behind them past their deadline. A build whose turn has given up still finishes (the
-surface's next turn finds it); one whose turn gave up before it started is dropped."""
+"""Threads (per process) that build the offline index of a surface not seen before, of more than
+`INLINE_MAX_TOOLS` tools (a smaller one takes milliseconds and is built in the turn's own
+worker). A turn on such a new surface waits for its build there, within its deadline, so the
+worker threads turns are classified in are never all held by builds: eight sessions bringing
+new 10,000-tool surfaces at once kept all six of asyncio's default workers building for
+seconds, and a warm session's turns queued behind them past their deadline. A build whose turn
+has given up still finishes (the surface's next turn finds it); one whose turn gave up before
+it started is dropped."""
 _index_builders: concurrent.futures.ThreadPoolExecutor | None = None
 _index_builders_lock = threading.Lock()
 
@@ -857,7 +859,9 @@ class Resolver:
         """The offline pass in a worker thread; a new surface's index is built first by the
         index builders (`INDEX_BUILDERS`), so a warm surface's turn never queues behind the
         builds of others. The caller bounds the wait."""
-        if not self.offline.has_index(request):
+        if len(request.tools) > INLINE_MAX_TOOLS and not self.offline.has_index(request):
+            # (a surface as small as an inline turn's is built in a few milliseconds, in the
+            # turn's own worker: it never waits behind other surfaces' builds)
             build = _builders().submit(self.offline.build_index, request)
             await asyncio.wrap_future(build)  # cancelled with the turn: dropped if not started
         return await asyncio.to_thread(self.offline.classify_sync, request)
