@@ -80,7 +80,7 @@ from ._lang import (
 )
 from ._limits import MAX_ID_CHARS
 from ._ngram_head import NgramConversation
-from ._semantic import SemanticScorer, fuse, passage_text
+from ._semantic import SemanticScorer, fuse, group_max, passage_text
 from ._synonyms import products, products_in, related, synonyms
 from ._text import FirstChars, cjk_words, find_word, fold, has_cjk, stem, tokens
 
@@ -219,6 +219,22 @@ whatever words it shares with the tools ("... then tell me whether I need an umb
 tomorrow" and a forecast tool) (`_clause_picks`). 0: off."""
 CLAUSE_PICK_MAX = 8
 """At most this many clauses of a prompt are embedded for `_clause_picks` (one query each)."""
+PHRASE_PICK_SIM = 0.86
+"""Semantic extra: each clause's closest catalog phrase brings its tool when their cosine
+similarity is at least this and the tool leads every other tool's closest phrase by
+`PHRASE_PICK_GAP` (`_clause_picks`). The phrases are the candidates' keywords and implied
+phrases of the effective catalog (`_catalog_phrases`), embedded as queries, so a clause is
+compared with what users say, query to query: "can't look away from the screen" comes close to
+the text-to-speech tool's "can't look at the screen", which no word-level rule matches. 1.0: off.
+"""
+PHRASE_PICK_GAP = 0.02
+"""The lead `PHRASE_PICK_SIM` asks for. Without it (a bar of 0.88 alone) the picks gained as
+many read compositional turns but added 0.4-0.6 tools a turn (the curated set 11.99 -> 12.22);
+with it, 0.01-0.07. Both chosen together on the read compositional sets (first to sixth), the
+curated and the parallel set, among bars 0.85-0.90 and leads 0-0.03, before the eighth
+compositional set was first measured."""
+MAX_CATALOG_PHRASES = 20_000
+"""At most this many catalog phrases are embedded for a surface (`_catalog_phrases`)."""
 NGRAM_HEAD = True
 """The lexical conversation head (`_ngram_head`, config ``offlineConversationHead``): without the
 semantic extra (or when its model is missing) it reads the turn instead of the semantic head; a
@@ -1668,6 +1684,9 @@ class OfflineClassifier:
         beside the warm-up, doubling the CPU the first turn waits for)."""
         self.semantic = semantic
         """The optional semantic extra (None: lexical only)."""
+        self._phrases: OrderedDict[tuple[str, int], _Phrases] = OrderedDict()
+        """Per surface (an index's key): its catalog phrases (`_catalog_phrases`), the last
+        `max_indexes`."""
         self.conversation = conversation
         """The lexical conversation head, read when the semantic one is off or missing (None:
         no lexical head)."""
@@ -1686,6 +1705,10 @@ class OfflineClassifier:
         index = self._index_for(tools, catalog, params)
         if self.semantic is not None:
             self.semantic.build(index.key, _passages(tools, catalog))
+            if PHRASE_PICK_SIM < 1.0:
+                phrases = self._phrase_set(index, catalog)
+                if phrases.texts:
+                    self.semantic.build(phrases.key, phrases.texts, queries=True)
         if isinstance(self.conversation, NgramConversation):
             self.conversation.warm()
 
@@ -2100,9 +2123,14 @@ class OfflineClassifier:
         if LOOKUP:
             lists.extend(_lookup_list(index, plain))
         lists.extend(_implied_lists(index, plain))
+        near: list[str] = []
         if semantic and CLAUSE_PICK_GAP > 0:
-            lists.extend(self._clause_picks(index, request, plain))
+            clause_lists, near = self._clause_picks(index, request, plain)
+            lists.extend(clause_lists)
         chosen = _round_robin(lists, cap)
+        # a clause's closest catalog phrase only adds: it takes no other tool's place under
+        # the cap (at most one a clause)
+        chosen += tuple(dict.fromkeys(n for n in near if n not in chosen))
         entries: list[str] = []
         if index.entries or index.producers:
             # the prompt's link and channel matter to a server's entry tools only
@@ -2308,13 +2336,19 @@ class OfflineClassifier:
                 lists.append([index.names[i] for i in order])
         return lists
 
-    def _clause_picks(self, index: _Index, request: ClassifyInput, text: str) -> list[list[str]]:
+    def _clause_picks(
+        self, index: _Index, request: ClassifyInput, text: str
+    ) -> tuple[list[list[str]], list[str]]:
         """Per clause (the first `CLAUSE_PICK_MAX`; a one-clause prompt is its own clause):
-        the most similar tool, when the embedding is sure about it (`CLAUSE_PICK_GAP`)."""
+        the most similar tool, when the embedding is sure about it (`CLAUSE_PICK_GAP`), each
+        a list of its own; and the tool of the closest catalog phrase, when it is close and
+        leads (`PHRASE_PICK_SIM`)."""
         semantic = self.semantic
         if semantic is None:
-            return []
+            return [], []
         picks: list[list[str]] = []
+        near: list[str] = []
+        phrases = self._phrase_set(index, request.catalog) if PHRASE_PICK_SIM < 1.0 else None
         for clause in (clauses_of(text) or [text])[:CLAUSE_PICK_MAX]:
             if not tokens(clause):
                 continue
@@ -2327,7 +2361,38 @@ class OfflineClassifier:
             second, first = sorted(sims.argpartition(-2)[-2:], key=sims.__getitem__)
             if sims[first] - sims[second] >= CLAUSE_PICK_GAP:
                 picks.append([index.names[first]])
-        return picks
+            if phrases is not None and phrases.texts:
+                # the clause's closest catalog phrase (the same query vector, kept by the scorer)
+                closeness = semantic.similarities(
+                    phrases.key, lambda: phrases.texts, clause, queries=True
+                )
+                if closeness is not None:
+                    best = group_max(closeness, phrases.starts)
+                    top = int(best.argmax())
+                    first, second = [*heapq.nlargest(2, best.tolist()), -1.0][:2]
+                    name = index.names[phrases.tools[top]]
+                    # (a core tool is in every surface: its pick would only take a place)
+                    if (
+                        first >= PHRASE_PICK_SIM
+                        and first - second >= PHRASE_PICK_GAP
+                        and name not in request.core_tools
+                    ):
+                        near.append(name)
+        return picks, near
+
+    def _phrase_set(self, index: _Index, catalog: EffectiveCatalog) -> _Phrases:
+        """The surface's catalog phrases (`_catalog_phrases`), made once per index."""
+        with self._lock:
+            phrases = self._phrases.get(index.key)
+            if phrases is not None:
+                self._phrases.move_to_end(index.key)
+                return phrases
+        phrases = _catalog_phrases(index, catalog)
+        with self._lock:
+            self._phrases[index.key] = phrases
+            while len(self._phrases) > self._max_indexes:
+                self._phrases.popitem(last=False)
+        return phrases
 
 
 _KANA_PAIR = re.compile("[\u3041-\u309f]{2}")
@@ -2649,6 +2714,40 @@ def _round_robin(lists: Sequence[Sequence[str]], cap: int) -> tuple[str, ...]:
             if level < len(items) and len(chosen) < cap:
                 chosen.setdefault(items[level], None)
     return tuple(chosen)
+
+
+@dataclass(frozen=True)
+class _Phrases:
+    """A surface's catalog phrases grouped by tool (`_catalog_phrases`)."""
+
+    key: tuple[str, str, int]
+    """The semantic matrix's key: ("phrases", *the index's key)"""
+    texts: tuple[str, ...]
+    starts: tuple[int, ...]
+    """Where each tool's phrases start in `texts` (ascending, the first 0)"""
+    tools: tuple[int, ...]
+    """The tool (its index among the candidates) of each group"""
+
+
+def _catalog_phrases(index: _Index, catalog: EffectiveCatalog) -> _Phrases:
+    """The candidates' keywords and implied phrases (`PHRASE_PICK_SIM`), each once per tool
+    (case-folded), tool by tool in candidate order, at most `MAX_CATALOG_PHRASES` in all."""
+    texts: list[str] = []
+    starts: list[int] = []
+    owners: list[int] = []
+    for i, name in enumerate(index.names):
+        seen: set[str] = set()
+        start = len(texts)
+        own = itertools.chain(catalog.keywords.get(name, ()), catalog.implied.get(name, ()))
+        for phrase in own:
+            folded = phrase.strip().casefold()
+            if folded and folded not in seen and len(texts) < MAX_CATALOG_PHRASES:
+                seen.add(folded)
+                texts.append(phrase.strip())
+        if len(texts) > start:
+            starts.append(start)
+            owners.append(i)
+    return _Phrases(("phrases", *index.key), tuple(texts), tuple(starts), tuple(owners))
 
 
 def _passages(tools: Sequence[tuple[str, str]], catalog: EffectiveCatalog) -> list[str]:

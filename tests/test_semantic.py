@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import json
 import threading
 import time
 from pathlib import Path
@@ -162,6 +163,9 @@ class CountingEncoder:
 
     def query(self, text: str) -> Any:
         return self.inner.query(text)
+
+    def queries(self, texts: Any) -> Any:
+        return self.inner.queries(texts)
 
 
 def test_tool_matrices_are_kept_on_disk_and_a_bad_file_is_rebuilt(tmp_path: Path) -> None:
@@ -344,10 +348,10 @@ def test_a_clause_the_model_is_unsure_about_adds_nothing(monkeypatch: pytest.Mon
 class CountingQueries(CountingEncoder):
     def __init__(self) -> None:
         super().__init__()
-        self.queries: list[str] = []
+        self.asked: list[str] = []
 
     def query(self, text: str) -> Any:
-        self.queries.append(text)
+        self.asked.append(text)
         return self.inner.query(text)
 
 
@@ -364,7 +368,7 @@ def test_a_prompt_of_many_clauses_embeds_at_most_the_clause_limit() -> None:
     prompt = ", then ".join(f"send email number {i} to Ana" for i in range(200))
     res = asyncio.run(fused.resolve(TurnRequest(prompt=prompt, tools=TOOLS)))
     assert res.tools_allow is not None and "send_email" in res.tools_allow
-    assert 1 <= len(set(encoder.queries)) <= 1 + CLAUSE_PICK_MAX
+    assert 1 <= len(set(encoder.asked)) <= 1 + CLAUSE_PICK_MAX
 
 
 def test_a_clause_query_fault_leaves_the_turn_lexical(
@@ -719,3 +723,95 @@ def test_a_turn_taken_for_conversation_says_so_on_the_resolution_and_the_telemet
     assert "kept as a task" in (conversation_line(task) or "")
     assert "kept as a task" in (conversation_line(lexical) or "")
     assert conversation_line(headless) is None
+
+
+VOICE = ToolInfo(name="voice_reply", description="Send the answer as a synthesized voice clip.")
+SITUATIONS = ["read it to me", "can't look at the screen", "while i'm driving", "hands are full"]
+
+
+def _with_phrases(tmp_path: Path, keywords: dict[str, list[str]]) -> Resolver:
+    override = tmp_path / "override.json"
+    override.write_text(json.dumps({"schemaVersion": 1, "keywords": keywords}), encoding="utf-8")
+    config = ResolverConfig(
+        catalogOverridesFile=str(override),
+        offlineSemantic=True,
+        coreTools=[],
+        keywordCacheFile=None,
+    )
+    resolver = Resolver(config)
+    resolver.warm([*TOOLS, VOICE])
+    return resolver
+
+
+def test_a_clause_close_to_a_catalog_phrase_brings_its_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "My eyes are on the road the whole way home" shares no word with the voice tool's text or
+    its keyword phrases, but means "while i'm driving": the clause's closest catalog phrase,
+    compared query to query, brings the tool (`PHRASE_PICK_SIM`); with the phrase picks off
+    (and the passage picks off throughout) it is lost."""
+    monkeypatch.setattr(_offline_mod, "CLAUSE_PICK_GAP", 2.0)  # no passage pick: phrases only
+    resolver = _with_phrases(tmp_path, {"voice_reply": SITUATIONS})
+    prompt = "Email the minutes to Sam. My eyes are on the road the whole way home"
+    request = TurnRequest(prompt=prompt, tools=[*TOOLS, VOICE])
+    res = asyncio.run(resolver.resolve(request))
+    assert {"send_email", "voice_reply"} <= set(res.tools_allow or [])
+    monkeypatch.setattr(_offline_mod, "PHRASE_PICK_SIM", 1.0)
+    off = asyncio.run(_with_phrases(tmp_path, {"voice_reply": SITUATIONS}).resolve(request))
+    assert "send_email" in (off.tools_allow or []) and "voice_reply" not in (off.tools_allow or [])
+
+
+def test_a_phrase_two_tools_share_brings_neither(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The closest phrase must lead every other tool's closest by `PHRASE_PICK_GAP`: the same
+    phrases on two tools pick no one (the surface is what the words alone give)."""
+    monkeypatch.setattr(_offline_mod, "CLAUSE_PICK_GAP", 2.0)
+    resolver = _with_phrases(tmp_path, {"voice_reply": SITUATIONS, "play_track": SITUATIONS})
+    prompt = "Email the minutes to Sam. My eyes are on the road the whole way home"
+    res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=[*TOOLS, VOICE])))
+    assert res.tools_allow == ["send_email"]
+
+
+def test_phrases_are_embedded_as_queries_and_kept_apart_from_passages(tmp_path: Path) -> None:
+    """The same texts as passages and as queries are two matrices (two files on disk); the
+    query matrix is the model's query vectors."""
+    import numpy as np
+
+    texts = ["read it to me", "while i'm driving", "convert dollars to euros"]
+    encoder = CountingEncoder()
+    scorer = SemanticScorer(lambda: encoder, cache_dir=tmp_path)
+    assert scorer.build("passages", texts) and scorer.build("phrases", texts, queries=True)
+    files = sorted(tmp_path.glob("*.npy"))
+    assert len(files) == 2
+    as_queries = scorer.similarities("phrases", lambda: texts, "read it to me", queries=True)
+    assert as_queries is not None and int(as_queries.argmax()) == 0
+    assert as_queries[0] == pytest.approx(1.0, abs=1e-3)  # a query against itself
+    matrices = [np.load(f) for f in files]
+    expected = np.asarray(encoder.inner.queries(texts))
+    assert any(np.allclose(m, expected, atol=1e-5) for m in matrices)
+    assert not all(np.allclose(m, expected, atol=1e-5) for m in matrices)
+
+
+def test_catalog_phrases_are_grouped_by_tool_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each tool's phrases once (case-folded), tool by tool; at most `MAX_CATALOG_PHRASES`."""
+    from resolver._catalog import EffectiveCatalog
+
+    offline = _offline_mod.OfflineClassifier()
+    tools = (("a_tool", "first"), ("b_tool", "second"), ("c_tool", "third"))
+    catalog = EffectiveCatalog(
+        tools={},
+        skills={},
+        keywords={"a_tool": ("one", "One ", "two"), "c_tool": ("three", "four", "five")},
+        state_requirements={},
+        fingerprint="test",
+        implied={"a_tool": ("two", "six")},
+    )
+    index = offline._index_for(tools, catalog, ())
+    phrases = _offline_mod._catalog_phrases(index, catalog)
+    assert phrases.texts == ("one", "two", "six", "three", "four", "five")
+    assert phrases.starts == (0, 3) and phrases.tools == (0, 2)
+    monkeypatch.setattr(_offline_mod, "MAX_CATALOG_PHRASES", 4)
+    bounded = _offline_mod._catalog_phrases(index, catalog)
+    assert bounded.texts == ("one", "two", "six", "three")
+    assert bounded.starts == (0, 3) and bounded.tools == (0, 2)

@@ -1364,6 +1364,11 @@ class _Counted:
     def query(self, text: str) -> Any:
         return self.inner.query(text)
 
+    def queries(self, texts: Sequence[str]) -> Any:
+        out = self.inner.queries(texts)
+        self.embedded += len(texts)
+        return out
+
 
 def family_semantic_builds(ctx: Context) -> list[Trial]:
     """With the semantic extra, a new surface's tool matrix is embedded in the background by the
