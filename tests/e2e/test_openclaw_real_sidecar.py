@@ -309,10 +309,12 @@ def test_gateway_with_the_semantic_extra_classifies_with_the_model(
     matrices = openclaw_home.home / ".cache" / "openclaw-tool-resolver" / "semantic"
     with openclaw_home.start_gateway() as gateway:
         first = gateway.turn("hi! quick one: what's on the web about the Lisbon tram strike?")
-        # two matrices: the default surface the sidecar warms when configured, then the one
-        # the Gateway shows (55 tools); until the second is built its turns are lexical
+        # three matrices: the default surface's tools and its catalog phrases, which the
+        # sidecar warms when configured, then the tools of the one the Gateway shows (55 tools;
+        # its catalog phrases are the default surface's, the same file); until that is built
+        # its turns are lexical
         wait_for(
-            lambda: len(list(matrices.glob("*.npy"))) >= 2, "the Gateway surface's matrix", 180
+            lambda: len(list(matrices.glob("*.npy"))) >= 3, "the Gateway surface's matrix", 240
         )
         second = gateway.turn("Search the web for the opening hours of the Lisbon Oceanarium")
         third = gateway.turn("thanks a lot, that's all for today!")
