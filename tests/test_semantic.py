@@ -815,3 +815,44 @@ def test_catalog_phrases_are_grouped_by_tool_and_bounded(monkeypatch: pytest.Mon
     bounded = _offline_mod._catalog_phrases(index, catalog)
     assert bounded.texts == ("one", "two", "six", "three")
     assert bounded.starts == (0, 3) and bounded.tools == (0, 2)
+
+
+def test_the_disk_cache_keeps_the_most_recently_used_matrices_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host whose surface changes every turn leaves a matrix per surface; past the bound the
+    least recently used are deleted (a matrix read back counts as used), and only the cache's
+    own files: another file in the directory, or a fresh temporary file, stays."""
+    import os
+
+    from resolver import _semantic
+
+    monkeypatch.setattr(_semantic, "MAX_CACHED_MATRICES", 3)
+    encoder = CountingEncoder()
+    foreign = tmp_path / "notes.npy"
+    foreign.write_bytes(b"not ours")
+    fresh_tmp = tmp_path / ("a" * 40 + ".123.456.tmp")
+    fresh_tmp.write_bytes(b"being written")
+    stale_tmp = tmp_path / ("b" * 40 + ".123.456.tmp")
+    stale_tmp.write_bytes(b"left by a crash")
+    os.utime(stale_tmp, (1_000_000_000, 1_000_000_000))
+    surfaces = [[f"tool {i} of surface {n}" for i in range(3)] for n in range(6)]
+    for n, texts in enumerate(surfaces[:3]):
+        SemanticScorer(lambda: encoder, cache_dir=tmp_path).build(f"s{n}", texts)
+        time.sleep(0.05)  # distinct modification times
+    # the first surface is used again: read back from disk, not embedded
+    calls = encoder.passage_calls
+    SemanticScorer(lambda: encoder, cache_dir=tmp_path).build("again", surfaces[0])
+    assert encoder.passage_calls == calls
+    time.sleep(0.05)
+    for n, texts in enumerate(surfaces[3:5], start=3):
+        SemanticScorer(lambda: encoder, cache_dir=tmp_path).build(f"s{n}", texts)
+        time.sleep(0.05)
+    ours = sorted(p.name for p in tmp_path.iterdir() if len(p.name) == 44)
+    assert len(ours) == 3
+    assert foreign.exists() and fresh_tmp.exists() and not stale_tmp.exists()
+    # surfaces 0 (used again), 3 and 4 are on disk: 0 is read back, 1 is embedded again
+    for n, expect_embed in ((0, False), (3, False), (4, False), (1, True)):
+        calls = encoder.passage_calls
+        SemanticScorer(lambda: encoder, cache_dir=tmp_path).build(f"check{n}", surfaces[n])
+        assert (encoder.passage_calls > calls) == expect_embed, n
