@@ -750,6 +750,13 @@ class Resolver:
             state, core_tools=config.core_tools, timings=timings, classifier=classifier_label
         )
 
+    def stop_background(self) -> None:
+        """End the background work this resolver started for later turns: the semantic
+        extra's matrix builds stop at their next chunk (a host shutting down, or replacing
+        this resolver, does not wait for a surface's embedding). Turns still resolve."""
+        if self.offline.semantic is not None:
+            self.offline.semantic.stop()
+
     def warm(self, tools: Sequence[ToolInfo]) -> None:
         """Build the catalog view and the offline index for a surface ahead of its first turn
         (of the surface as a turn sees it: descriptions cut to the surface's budget, as

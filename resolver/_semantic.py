@@ -85,6 +85,10 @@ INSTALL_HINT = (
 )
 
 
+class _Stopped(Exception):
+    """A build ended by `SemanticScorer.stop`."""
+
+
 class Encoder(Protocol):
     """Turns texts into L2-normalised vectors (rows); queries and passages may differ."""
 
@@ -178,6 +182,20 @@ class SemanticScorer:
         self._asking = 0
         self._turns = threading.Condition(threading.Lock())
         """Queries in flight (`_asking`): a build lets them go before its next chunk."""
+        self._stopped = threading.Event()
+        """`stop`: builds end at their next chunk, and no new one starts."""
+
+    def stop(self) -> None:
+        """End the builds in progress at their next chunk (at most one call of the model) and
+        drop the waiting ones: a host shutting down (or replacing this resolver) does not wait
+        for a surface's embedding to finish. Turns still score with the matrices built."""
+        self._stopped.set()
+        with self._lock:
+            for key in self._pending:
+                self._building.discard(key)
+            self._pending.clear()
+        with self._turns:
+            self._turns.notify_all()
 
     @property
     def error(self) -> str | None:
@@ -205,7 +223,10 @@ class SemanticScorer:
             encoder = self._get_encoder()
             if encoder is None:
                 return False
-            matrix = self._embed(encoder, texts, queries=queries) if texts else None
+            try:
+                matrix = self._embed(encoder, texts, queries=queries) if texts else None
+            except _Stopped:
+                return False
             with self._lock:
                 self._matrices[key] = matrix
                 while len(self._matrices) > self._max:
@@ -255,6 +276,8 @@ class SemanticScorer:
         """The passages' matrix, `EMBED_CHUNK` passages per call of the model, letting the turns'
         queries in flight go first before each call (`QUERY_FIRST_S`)."""
         embed = encoder.queries if queries else encoder.passages
+        if self._stopped.is_set():
+            raise _Stopped
         if len(texts) <= EMBED_CHUNK:
             return embed(texts)
         import numpy as np  # installed with the extra
@@ -262,7 +285,11 @@ class SemanticScorer:
         parts = []
         for start in range(0, len(texts), EMBED_CHUNK):
             with self._turns:
-                self._turns.wait_for(lambda: self._asking == 0, timeout=QUERY_FIRST_S)
+                self._turns.wait_for(
+                    lambda: self._asking == 0 or self._stopped.is_set(), timeout=QUERY_FIRST_S
+                )
+            if self._stopped.is_set():
+                raise _Stopped
             parts.append(np.asarray(embed(texts[start : start + EMBED_CHUNK])))
         return np.vstack(parts)
 
@@ -329,7 +356,12 @@ class SemanticScorer:
         """Queue a candidate set's matrix for the builder thread (once; newest first; at most
         `MAX_PENDING_BUILDS` waiting, the oldest dropped)."""
         with self._lock:
-            if key in self._matrices or key in self._building or self._failed is not None:
+            if (
+                key in self._matrices
+                or key in self._building
+                or self._failed is not None
+                or self._stopped.is_set()
+            ):
                 return
             self._building.add(key)
             self._pending[key] = (texts, queries)

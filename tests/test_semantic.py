@@ -856,3 +856,26 @@ def test_the_disk_cache_keeps_the_most_recently_used_matrices_only(
         calls = encoder.passage_calls
         SemanticScorer(lambda: encoder, cache_dir=tmp_path).build(f"check{n}", surfaces[n])
         assert (encoder.passage_calls > calls) == expect_embed, n
+
+
+def test_stop_ends_a_build_at_its_next_chunk_and_starts_no_other() -> None:
+    """A host shutting down does not wait for a surface's embedding: `stop` ends a build in
+    progress at its next chunk (no matrix kept) and queues nothing after it."""
+    encoder = Logged()
+    scorer = SemanticScorer(lambda: encoder)
+    texts = _other_surface(40 * EMBED_CHUNK, "long")
+    result: list[bool] = []
+    worker = threading.Thread(target=lambda: result.append(scorer.build("long", texts)))
+    worker.start()
+    deadline = time.monotonic() + 60
+    while not encoder.calls and time.monotonic() < deadline:
+        time.sleep(0.01)  # the first chunk is embedded
+    scorer.stop()
+    worker.join(timeout=30)
+    assert not worker.is_alive() and result == [False]
+    embedded = sum(n for kind, n in encoder.calls if kind == "passages")
+    assert embedded < len(texts) // 2
+    assert scorer.similarities("long", lambda: texts, "records of kind 3") is None
+    scorer.build_soon("other", _other_surface(20, "other"))
+    assert scorer.builds_waiting() == 0
+    assert sum(n for kind, n in encoder.calls if kind == "passages") == embedded

@@ -452,8 +452,10 @@ class Sidecar:
 
     def shutdown(self) -> None:
         """At exit (EOF, SIGTERM): save what the keyword cache learned, write every held
-        shadow line and what is queued."""
+        shadow line and what is queued; stop the semantic extra's builds (the warm-up thread
+        ends at its next chunk rather than holding the exit until a surface is embedded)."""
         if self.resolver is not None:
+            self.resolver.stop_background()
             self.resolver.cache.save_quietly()
         for observer in self._telemetry():
             observer.close(timeout=5)
@@ -469,6 +471,7 @@ class Sidecar:
 
         self.config = config
         if self.resolver is not None:
+            self.resolver.stop_background()  # its builds are for surfaces it will not score
             self.resolver.cache.save_quietly()  # what the old resolver learned is kept
             for observer in self._telemetry():
                 observer.release()  # the old resolver's held lines are written now
