@@ -230,9 +230,9 @@ the text-to-speech tool's "can't look at the screen", which no word-level rule m
 PHRASE_PICK_GAP = 0.02
 """The lead `PHRASE_PICK_SIM` asks for. Without it (a bar of 0.88 alone) the picks gained as
 many read compositional turns but added 0.4-0.6 tools a turn (the curated set 11.99 -> 12.22);
-with it, 0.01-0.07. Both chosen together on the read compositional sets (first to sixth), the
-curated and the parallel set, among bars 0.85-0.90 and leads 0-0.03, before the eighth
-compositional set was first measured."""
+with it, 0.00-0.08 on those sets (0.17 at most on the MCP sets). Both chosen together on the
+read compositional sets (first to sixth), the curated and the parallel set, among bars
+0.85-0.90 and leads 0-0.03, before the eighth compositional set was first measured."""
 MAX_CATALOG_PHRASES = 20_000
 """At most this many catalog phrases are embedded for a surface (`_catalog_phrases`)."""
 NGRAM_HEAD = True

@@ -244,7 +244,8 @@ class SemanticScorer:
         return self._embed(encoder, texts)
 
     def _embed(self, encoder: Encoder, texts: Sequence[str], *, queries: bool = False) -> Any:
-        """The passages' matrix, from the disk cache when this exact set was embedded before."""
+        """The texts' matrix (as passages, or as `queries`), from the disk cache when this
+        exact set was embedded before (then marked as used, `prune_cache`)."""
         if self._cache_dir is None:
             return self._chunked(encoder, texts, queries=queries)
         import numpy as np  # installed with the extra
