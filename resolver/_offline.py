@@ -63,7 +63,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from ._catalog import EffectiveCatalog
 from ._classify import Classification, ClassifyInput
@@ -2357,9 +2357,8 @@ class OfflineClassifier:
             )
             if sims is None:
                 break  # not ready, fewer than 2 tools, or the model failed: no picks
-            # the two most similar (a numpy vector: one partition, not a sort)
-            second, first = sorted(sims.argpartition(-2)[-2:], key=sims.__getitem__)
-            if sims[first] - sims[second] >= CLAUSE_PICK_GAP:
+            first, lead = _best_and_lead(sims)
+            if lead >= CLAUSE_PICK_GAP:
                 picks.append([index.names[first]])
             if phrases is not None and phrases.texts:
                 # the clause's closest catalog phrase (the same query vector, kept by the scorer)
@@ -2367,14 +2366,13 @@ class OfflineClassifier:
                     phrases.key, lambda: phrases.texts, clause, queries=True
                 )
                 if closeness is not None:
-                    best = group_max(closeness, phrases.starts)
-                    top = int(best.argmax())
-                    first, second = [*heapq.nlargest(2, best.tolist()), -1.0][:2]
+                    best = group_max(closeness, phrases.starts)  # per tool
+                    top, lead = _best_and_lead(best)
                     name = index.names[phrases.tools[top]]
                     # (a core tool is in every surface: its pick would only take a place)
                     if (
-                        first >= PHRASE_PICK_SIM
-                        and first - second >= PHRASE_PICK_GAP
+                        best[top] >= PHRASE_PICK_SIM
+                        and lead >= PHRASE_PICK_GAP
                         and name not in request.core_tools
                     ):
                         near.append(name)
@@ -2714,6 +2712,15 @@ def _round_robin(lists: Sequence[Sequence[str]], cap: int) -> tuple[str, ...]:
             if level < len(items) and len(chosen) < cap:
                 chosen.setdefault(items[level], None)
     return tuple(chosen)
+
+
+def _best_and_lead(values: Any) -> tuple[int, float]:
+    """Where a numpy vector of cosines is largest, and by how much it leads the runner-up (one
+    partition, not a sort; ties lead by 0). A lone value leads the lowest cosine, -1."""
+    if len(values) < 2:
+        return 0, float(values[0]) + 1.0
+    second, first = sorted(values.argpartition(-2)[-2:], key=values.__getitem__)
+    return int(first), float(values[first] - values[second])
 
 
 @dataclass(frozen=True)
