@@ -31,13 +31,12 @@ import platform
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
-
-from dataclasses import replace
 
 from resolver import Resolver, ResolverConfig, TurnRequest
 from resolver._types import LLM_FALLBACK_CODES
@@ -215,13 +214,14 @@ def row(label: str, m: dict[str, Any], offline: dict[str, Any] | None = None) ->
     extra = ""
     if offline is not None:
         extra = f"{m['mean_surface'] - offline['mean_surface']:+.2f}"
-    falls = ", ".join(f"{k} {v}" for k, v in (m.get("fallbacks") or {}).items()) or "—"
+    falls = ", ".join(f"{k} {v}" for k, v in m.get("fallbacks", {}).items()) or "—"
     llm = (
         f"{m.get('llm_p50_ms', 0):,.0f} / {m.get('llm_p95_ms', 0):,.0f}"
         if "llm_p50_ms" in m
         else "—"
     )
-    turn = f"{m['p50_ms']:,.0f} / {m['p95_ms']:,.0f}" if m.get("fallbacks") is not None else "—"
+    # the rival row (`padded`) resolved no turn of its own: no latency, no fallbacks
+    turn = f"{m['p50_ms']:,.0f} / {m['p95_ms']:,.0f}" if "fallbacks" in m else "—"
     return (
         f"| {label} | {acc['value']:.3f} [{acc['ci95'][0]:.3f}, {acc['ci95'][1]:.3f}] | "
         f"{m['mean_surface']:.2f} | {extra or '—'} | {turn} | {llm} | {falls} |"
