@@ -38,12 +38,12 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from resolver import Resolver, ResolverConfig, TurnRequest
-from resolver._types import LLM_FALLBACK_CODES
+from resolver import Resolver, ResolverConfig
+from resolver._types import LLM_FALLBACK_CODES, Resolution
 from resolver.bench.cases import CaseSet, load_case_file
 from resolver.bench.harness import command_line
 from resolver.bench.metrics import CaseOutcome, score_case, summarize
-from resolver.bench.runner import outcome_of, replay_cases
+from resolver.bench.runner import replay_cases
 from tests.llm_real_env import MODELS, LlamaServer, llama_server_binary, model_path
 
 CASES = REPO_ROOT / "benchmark" / "benchmark-v1-curated.json"
@@ -71,13 +71,17 @@ def fallbacks(outcomes: list[CaseOutcome]) -> dict[str, int]:
 
 
 def arm(
-    cases: CaseSet, config: ResolverConfig, *, llm: bool
+    cases: CaseSet,
+    config: ResolverConfig,
+    *,
+    llm: bool,
+    resolutions: dict[str, Resolution] | None = None,
 ) -> tuple[dict[str, Any], list[CaseOutcome]]:
     resolver = Resolver(config, llm=None) if not llm else Resolver(config)
     if not llm:
         resolver.llm = None
     started = time.perf_counter()
-    outcomes = asyncio.run(replay_cases(resolver, cases))
+    outcomes = asyncio.run(replay_cases(resolver, cases, resolutions=resolutions))
     elapsed = time.perf_counter() - started
     metrics = summarize(outcomes)
     metrics["fallbacks"] = fallbacks(outcomes)
@@ -85,25 +89,17 @@ def arm(
     return metrics, outcomes
 
 
-def offline_rankings(cases: CaseSet, config: ResolverConfig) -> list[tuple[CaseOutcome, list[str]]]:
-    """Each case's offline outcome and the candidates left out of its surface, best first (the
-    offline classifier's scores; unscored ones not at all)."""
-    resolver = Resolver(config, llm=None)
-    resolver.llm = None
-    tools = list(cases.candidates)
-    names = tuple(dict.fromkeys(t.name for t in tools))
-    core = frozenset(config.core_tools) & frozenset(names)
-    resolver.warm(tools)
+def rankings(
+    outcomes: list[CaseOutcome], resolutions: dict[str, Resolution]
+) -> list[tuple[CaseOutcome, list[str]]]:
+    """Each case's outcome and the candidates left out of its surface, best first (the
+    classifier's scores in its resolution, from `arm`'s `resolutions`; unscored ones not at
+    all)."""
     rows = []
-    for case in cases.cases:
-        request = TurnRequest(
-            prompt=case.prompt, messages=case.messages or [], tools=tools, sessionId=case.id
-        )
-        resolution = resolver.resolve_sync(request)
-        outcome = outcome_of(case, resolution, candidates=names, core=core, latency_ms=0.0)
+    for outcome in outcomes:
         kept = set(outcome.surface)
         ranked = sorted(
-            (c for c in resolution.candidates if c.score > 0 and c.name not in kept),
+            (c for c in resolutions[outcome.id].candidates if c.score > 0 and c.name not in kept),
             key=lambda c: -c.score,
         )
         rows.append((outcome, [c.name for c in ranked]))
@@ -253,7 +249,8 @@ def main() -> int:
             "reuse": {"enabled": False},
         }
     )
-    offline, _ = arm(cases, offline_cfg, llm=False)
+    resolutions: dict[str, Resolution] = {}
+    offline, offline_outcomes = arm(cases, offline_cfg, llm=False, resolutions=resolutions)
     print(f"offline: {offline['must_include_accuracy']['value']:.3f}", flush=True)
     log_dir = Path(os.environ.get("TMPDIR", "/tmp")) / "resolver-local-llm"
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -267,11 +264,11 @@ def main() -> int:
         "|---|---|---:|---:|---:|---:|---|",
         row("offline", offline),
     ]
-    rankings = offline_rankings(cases, offline_cfg)
+    rest = rankings(offline_outcomes, resolutions)
     core = frozenset(offline_cfg.core_tools)
     for m in models:
         lines.append(row(f"{m['model']} + floor", m["llmWithFloor"], offline))
-        m["offlinePadded"] = padded(rankings, m["llmWithFloor"]["mean_surface"], core)
+        m["offlinePadded"] = padded(rest, m["llmWithFloor"]["mean_surface"], core)
         lines.append(
             row(
                 f"offline + its next best, {m['model']} + floor's surface",

@@ -1,5 +1,5 @@
 """benchmark/local-llm.py without a model server: the rival row at the LLM's surface (`padded`,
-`offline_rankings`) and the shared config file (`shared_settings`)."""
+`arm`, `rankings`) and the shared config file (`shared_settings`)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from types import ModuleType
 import pytest
 
 from resolver import ResolverConfig
+from resolver._types import Resolution
 from resolver.bench.cases import load_case_file
 from resolver.bench.metrics import CaseOutcome, score_case
 
@@ -71,9 +72,7 @@ def test_padded_never_shrinks_a_surface(bench: ModuleType) -> None:
     assert bench.padded(rows, 1.0, frozenset())["mean_surface"] == pytest.approx(2.0)
 
 
-def test_offline_rankings_leave_the_surface_out_best_first(
-    bench: ModuleType, tmp_path: Path
-) -> None:
+def test_rankings_leave_the_surface_out_best_first(bench: ModuleType, tmp_path: Path) -> None:
     path = tmp_path / "cases.json"  # no tools: the default OpenClaw surface
     path.write_text(
         json.dumps(
@@ -96,7 +95,9 @@ def test_offline_rankings_leave_the_surface_out_best_first(
     config = ResolverConfig.model_validate(
         {"catalogOverridesFile": None, "keywordCacheFile": None, "reuse": {"enabled": False}}
     )
-    [(outcome, ranked)] = bench.offline_rankings(cases, config)
+    resolutions: dict[str, Resolution] = {}
+    _, outcomes = bench.arm(cases, config, llm=False, resolutions=resolutions)
+    [(outcome, ranked)] = bench.rankings(outcomes, resolutions)
     assert "automations" in outcome.surface
     assert ranked and not set(ranked) & set(outcome.surface)
 

@@ -62,8 +62,10 @@ async def replay_cases(
     *,
     concurrency: int = 1,
     progress: Progress | None = None,
+    resolutions: dict[str, Resolution] | None = None,
 ) -> list[CaseOutcome]:
-    """Resolve every case (in file order in the result) and score it."""
+    """Resolve every case (in file order in the result) and score it; `resolutions`, when
+    given, receives each case's whole resolution by case id (its scored candidates too)."""
     tools = list(cases.candidates)
     names = tuple(dict.fromkeys(t.name for t in tools))
     core = frozenset(resolver.config.core_tools) & frozenset(names)
@@ -85,6 +87,8 @@ async def replay_cases(
             resolution = await resolver.resolve(request)
             latency = (time.perf_counter() - start) * 1000.0
             outcome = outcome_of(case, resolution, candidates=names, core=core, latency_ms=latency)
+            if resolutions is not None:
+                resolutions[case.id] = resolution
             if progress is not None:
                 progress(outcome)
             return outcome
