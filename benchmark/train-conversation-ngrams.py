@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from collections import Counter
@@ -34,7 +33,7 @@ import numpy as np
 
 from resolver._ngram_head import FORMAT, MAX_N, features, ngrams
 from resolver.bench.harness import command_line
-from resolver.bench.heads import report_lines, threshold_for
+from resolver.bench.heads import report_lines, threshold_for, vocabulary, write_head
 
 DATA = [
     "benchmark/training/conversation-acts.json",
@@ -62,15 +61,6 @@ weighted 3x in the loss 0.682; naive-Bayes-weighted n-grams (NBSVM-style) 0.562-
 FOLDS = 5
 SEED = 20261201
 MAX_TASK_LOSS = 0.01
-
-
-def vocabulary(grams: list[Counter[str]]) -> dict[str, float]:
-    """n-gram -> smoothed idf, over the n-grams in at least `MIN_DF` texts."""
-    df: Counter[str] = Counter()
-    for g in grams:
-        df.update(g.keys())
-    n = len(grams)
-    return {g: math.log((1 + n) / (1 + c)) + 1.0 for g, c in df.items() if c >= MIN_DF}
 
 
 class Rows:
@@ -119,7 +109,7 @@ def fit(rows: Rows, y: np.ndarray, size: int) -> tuple[np.ndarray, float]:
 def train(
     grams: list[Counter[str]], y: np.ndarray
 ) -> tuple[dict[str, float], dict[str, int], np.ndarray, float]:
-    idf = vocabulary(grams)
+    idf = vocabulary(grams, MIN_DF)
     index = {g: i for i, g in enumerate(sorted(idf))}
     w, b = fit(Rows(grams, idf, index), y, len(index))
     return idf, index, w, b
@@ -182,14 +172,8 @@ def main() -> int:
         },
         "ngrams": {g: [round(idf[g], 4), round(float(w[i]), 4)] for g, i in index.items()},
     }
-    Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n")
-    report = "\n".join(lines)
-    print(report)
-    if args.md_out:
-        Path(args.md_out).write_text(
-            f"# The lexical conversation head (character n-grams)\n\nCommand: "
-            f"`{command_line(sys.argv)}`\n\n{report}\n"
-        )
+    title = "The lexical conversation head (character n-grams)"
+    write_head(args.out, payload, title, "\n".join(lines), args.md_out)
     return 0
 
 

@@ -83,6 +83,7 @@ from ._ngram_head import NgramConversation
 from ._semantic import SemanticScorer, fuse, group_max, passage_text
 from ._synonyms import products, products_in, related, synonyms
 from ._text import FirstChars, cjk_words, find_word, fold, has_cjk, stem, tokens
+from ._tool_head import tool_head
 
 GLOSSARY = True
 """Gloss other-language words with their English (`_glossary`) before matching."""
@@ -1674,6 +1675,7 @@ class OfflineClassifier:
         max_indexes: int = 8,
         semantic: SemanticScorer | None = None,
         conversation: ConversationReader | None = None,
+        tool_head: bool = False,
     ) -> None:
         self._indexes: OrderedDict[tuple[str, int], _Index] = OrderedDict()
         self._max_indexes = max_indexes
@@ -1690,6 +1692,9 @@ class OfflineClassifier:
         self.conversation = conversation
         """The lexical conversation head, read when the semantic one is off or missing (None:
         no lexical head)."""
+        self.tool_head = tool_head
+        """Whether the shipped tool head (`resolver._tool_head`) adds the tools it reads in a
+        turn with a signal, on a surface of the tools it knows."""
 
     def warm(
         self,
@@ -1711,6 +1716,8 @@ class OfflineClassifier:
                     self.semantic.build(phrases.key, phrases.texts, queries=True)
         if isinstance(self.conversation, NgramConversation):
             self.conversation.warm()
+        if self.tool_head:
+            tool_head()
 
     def _index(self, request: ClassifyInput) -> _Index:
         return self._index_for(request.tools, request.catalog, request.params)
@@ -2131,6 +2138,8 @@ class OfflineClassifier:
         # a clause's closest catalog phrase only adds: it takes no other tool's place under
         # the cap (at most one a clause)
         chosen += tuple(dict.fromkeys(n for n in near if n not in chosen))
+        learnt = self._head_picks(index, plain, chosen, core) if self.tool_head else []
+        chosen += tuple(learnt)
         entries: list[str] = []
         if index.entries or index.producers:
             # the prompt's link and channel matter to a server's entry tools only
@@ -2150,11 +2159,26 @@ class OfflineClassifier:
             confidence=round(confidence, 3),
             scores=rounded,
             reasoning=f"lexical match; best {names[ranked[0]]} ({top:.2f})"
+            + (f"; the tool head adds {', '.join(learnt)}" if learnt else "")
             + (f"; tools the picks need first: {', '.join(entries[:8])}" if entries else ""),
             cutoff=round(cutoff, 4),
             classifier=label,
             conversation=conversation,
         )
+
+    @staticmethod
+    def _head_picks(
+        index: _Index, text: str, chosen: Sequence[str], core: Collection[str]
+    ) -> list[str]:
+        """The shipped tool head's picks for the prompt and its clauses: candidates it knows
+        that the lexical picks and the core tools lack (none on a surface it mostly does not
+        know, `resolver._tool_head.MAX_UNKNOWN_SHARE`)."""
+        head = tool_head()
+        if head is None or not text.strip() or not head.reads(index.names):
+            return []
+        have = set(chosen) | set(core)
+        allowed = [n for n in index.names if n not in have]
+        return head.picks(head.parts(text, clauses_of(text)), allowed)
 
     def _entity_lists(
         self, index: _Index, found: Mapping[str, str], core: Collection[str]

@@ -563,6 +563,7 @@ class Resolver:
                 else None
             ),
             conversation=NgramConversation() if self.config.offline_conversation_head else None,
+            tool_head=self.config.offline_tool_head,
         )
         self.llm = llm if llm is not None else _default_llm(self.config)
         self.observers = list(observers)

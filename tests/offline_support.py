@@ -37,13 +37,19 @@ def stem_query(index: _Index, words: Mapping[str, float]) -> dict[str, float]:
     return query
 
 
-def offline_surface(prompt: str, override: Path | None = None) -> set[str]:
+def offline_surface(
+    prompt: str, override: Path | None = None, *, tool_head: bool = False
+) -> set[str]:
     """The default OpenClaw surface's answer from a new resolver without an LLM (with
     `override` as the catalog override file; the tokenizer's memo cleared, so a rule a test
-    switched off is not read from an earlier analysis)."""
+    switched off is not read from an earlier analysis). The lexical rules are tested without
+    the tool head (on by default, tests/test_tool_head.py): it adds tools of its own, so a rule
+    switched off could still see its tool added."""
     text_module._analysed_memo.cache_clear()
     config = ResolverConfig(
-        catalogOverridesFile=str(override) if override else None, llmRecallFloor=False
+        catalogOverridesFile=str(override) if override else None,
+        llmRecallFloor=False,
+        offlineToolHead=tool_head,
     )
     resolver = Resolver(config, llm=None)
     request = TurnRequest(prompt=prompt, tools=default_surface())

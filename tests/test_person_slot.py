@@ -17,8 +17,9 @@ from resolver._surface import default_surface
 
 def extra_tools(prompt: str) -> set[str]:
     """The default surface's answer beyond the core tools, from a new resolver (its index is
-    built with the module's switches as they are now)."""
-    resolver = Resolver(ResolverConfig(catalogOverridesFile=None))
+    built with the module's switches as they are now), without the tool head, which adds tools
+    of its own (tests/test_tool_head.py)."""
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None, offlineToolHead=False))
     res = asyncio.run(resolver.resolve(TurnRequest(prompt=prompt, tools=default_surface())))
     return set(res.tools_allow or []) - set(resolver.config.core_tools)
 

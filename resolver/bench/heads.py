@@ -4,8 +4,22 @@ per-language report."""
 
 from __future__ import annotations
 
+import json
+import math
+import sys
+from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+
+
+def vocabulary(grams: Sequence[Counter[str]], min_df: int) -> dict[str, float]:
+    """n-gram -> smoothed idf, over the n-grams in at least `min_df` of the texts."""
+    df: Counter[str] = Counter()
+    for g in grams:
+        df.update(g.keys())
+    n = len(grams)
+    return {g: math.log((1 + n) / (1 + c)) + 1.0 for g, c in df.items() if c >= min_df}
 
 
 def threshold_for(p: Any, y: Any, max_task_loss: float) -> float:
@@ -54,3 +68,14 @@ def report_lines(
             f"| {lang} | {(p[c] >= threshold).mean():.3f} | {(p[t] >= threshold).mean():.3f} |"
         )
     return lines
+
+
+def write_head(out: str, data: dict[str, Any], title: str, report: str, md_out: str | None) -> None:
+    """A trained head's file (compact JSON) at `out`; its report printed, and written as
+    Markdown under `title` with the command that made it when `md_out` is given."""
+    from .harness import command_line
+
+    Path(out).write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
+    print(report)
+    if md_out:
+        Path(md_out).write_text(f"# {title}\n\nCommand: `{command_line(sys.argv)}`\n\n{report}\n")

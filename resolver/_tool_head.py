@@ -1,0 +1,167 @@
+"""The lexical tool head: which of the default OpenClaw tools a turn needs, from its characters.
+
+The offline classifier matches the prompt's words against each tool's text and the catalogs'
+phrases. A request that says what it needs without a word the catalogs hold ("Vê como vai tá o
+mar de madrugada", "gloves on, can't look at the phone") then gets no score for the tool it
+needs. This head reads the turn the other way: one logistic regression per tool on the turn's
+character n-grams (the conversation head's features, `resolver._ngram_head`), trained on
+requests labelled with the tools they need (``benchmark/training/tool-requests.json``: 2,594
+requests in eleven languages, written for the purpose from the tool list alone by six authors
+who never saw the benchmark cases; ``benchmark/train-tool-ngrams.py``).
+
+It reads the prompt whole and each of its clauses (a multi-part request is several requests), and
+a tool whose probability reaches the shipped threshold in any of them is added to the
+classifier's picks, at most `MAX_ADDED` a turn, most probable first. It only adds: it never
+removes a pick, and a turn taken for conversation or with no lexical signal gets nothing from
+it (`resolver._offline`). It knows only the tools it was trained on, so it reads a surface only
+when nearly all of it is those tools (`MAX_UNKNOWN_SHARE`): on an MCP-heavy host a server's own
+tools can serve the same need, and the head, which never saw them, would only add.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._data import built_once, shipped_table
+from ._ngram_head import ngrams
+
+FORMAT = "resolver-tool-ngrams/1"
+FILE = "tool-ngrams.json"
+MAX_ADDED = 2
+"""At most this many tools a turn, the most probable first."""
+READ_CHARS = 400
+"""Characters the head reads a turn (the cost of a turn is its n-grams): the prompt and its
+clauses while they fit, else its clauses, then the prompt's start (`ToolHead.parts`)."""
+MAX_UNKNOWN_SHARE = 0.25
+"""The head reads a surface only when at most this share of its candidates are tools it was
+not trained on."""
+
+
+@dataclass(frozen=True, eq=False)
+class ToolHead:
+    """p(tool | text) = sigmoid(bias[tool] + w[tool] · tfidf(text)), one regression per tool."""
+
+    tools: tuple[str, ...]
+    rows: dict[str, int]
+    """n-gram -> its row of `weights` and `idf`."""
+    idf: Any
+    """numpy float32 (n-grams): each n-gram's idf."""
+    weights: Any
+    """numpy float32 (n-grams x tools); weights below the training script's floor are 0."""
+    biases: Any
+    """numpy float32 (tools)."""
+    threshold: float
+    max_n: int
+
+    def logits(self, text: str) -> Any:
+        """Each tool's log-odds for `text` (numpy); None when no n-gram of it is known."""
+        counts = ngrams(text, self.max_n)
+        get = self.rows.get
+        at = np.fromiter(map(get, counts, itertools.repeat(-1)), dtype=np.intp, count=len(counts))
+        known = at >= 0
+        if not known.any():
+            return None
+        at = at[known]
+        tf = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))[known]
+        # tf-idf (sublinear tf), unit length: `resolver._ngram_head.features`, in numpy
+        values = (1.0 + np.log(tf)) * self.idf[at]
+        values /= np.sqrt(values @ values)
+        return values @ self.weights[at] + self.biases
+
+    @staticmethod
+    def parts(text: str, clauses: Sequence[str]) -> list[str]:
+        """What the head reads of a prompt, at most `READ_CHARS` characters in all: the prompt
+        whole and each of its clauses when there are two or more and they fit (a multi-part
+        request is several requests), else its clauses while they fit, else its start."""
+        clauses = [c for c in clauses if c.strip()]
+        if len(clauses) < 2:
+            return [text[:READ_CHARS]]
+        if len(text) + sum(map(len, clauses)) <= READ_CHARS:
+            return [text, *clauses]
+        out: list[str] = []
+        left = READ_CHARS
+        for clause in clauses:
+            if len(clause) > left:
+                break
+            out.append(clause)
+            left -= len(clause)
+        return out or [text[:READ_CHARS]]
+
+    def picks(self, parts: Sequence[str], allowed: Collection[str]) -> list[str]:
+        """The tools in `allowed` whose probability reaches the threshold in any of `parts`,
+        most probable first, at most `MAX_ADDED`."""
+        best = None
+        for part in parts:
+            z = self.logits(part)
+            if z is not None:
+                best = z if best is None else np.maximum(best, z)
+        if best is None:
+            return []
+        bar = math.log(self.threshold / (1.0 - self.threshold))
+        ranked = [int(i) for i in np.argsort(-best, kind="stable") if best[i] >= bar]
+        return [self.tools[i] for i in ranked if self.tools[i] in allowed][:MAX_ADDED]
+
+    def reads(self, names: Collection[str]) -> bool:
+        """Whether a surface of these candidate names is one the head may read
+        (`MAX_UNKNOWN_SHARE`)."""
+        if not names:
+            return False
+        known = set(self.tools)
+        unknown = sum(1 for n in names if n not in known)
+        return unknown <= MAX_UNKNOWN_SHARE * len(names)
+
+
+def parse(data: object) -> ToolHead | None:
+    """A `ToolHead` from the shipped file's JSON object; None when it is not one."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return None
+    try:
+        tools = tuple(str(t) for t in data["tools"])
+        biases = np.array([float(b) for b in data["biases"]], dtype=np.float32)
+        table = data["ngrams"]
+        weights = np.zeros((len(table), len(tools)), dtype=np.float32)
+        idf = np.zeros(len(table), dtype=np.float32)
+        rows: dict[str, int] = {}
+        for r, (gram, row) in enumerate(table.items()):
+            idf[r] = float(row[0])
+            rows[str(gram)] = r
+            for k in range(1, len(row) - 1, 2):
+                tool = int(row[k])
+                if not 0 <= tool < len(tools):
+                    return None
+                weights[r, tool] = float(row[k + 1])
+        head = ToolHead(
+            tools=tools,
+            rows=rows,
+            idf=idf,
+            weights=weights,
+            biases=biases,
+            threshold=float(data["threshold"]),
+            max_n=int(data.get("maxN", 5)),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError):
+        return None
+    if not (
+        0.0 < head.threshold < 1.0
+        and 1 <= head.max_n <= 8
+        and rows
+        and tools
+        and len(biases) == len(tools)
+        and bool(np.isfinite(weights).all() and np.isfinite(biases).all())
+        and bool((idf > 0.0).all())
+    ):
+        return None
+    return head
+
+
+@built_once
+def tool_head() -> ToolHead | None:
+    """The shipped head (``catalogs/tool-ngrams.json``); None when it is missing or malformed
+    (the classifier then works without one)."""
+    return parse(shipped_table(FILE))

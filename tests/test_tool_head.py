@@ -1,0 +1,184 @@
+"""The offline classifier's tool head (character n-grams per tool): it adds the tools a request
+implies without a word the catalogs hold, only adds, reads only surfaces of the tools it was
+trained on, and reads a bounded part of any prompt."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest
+from resolver import _offline as offline_mod
+from resolver._surface import default_surface
+from resolver._tool_head import MAX_ADDED, READ_CHARS, ToolHead, parse, tool_head
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Written for these tests (not benchmark cases, not training requests): each says what it needs
+# without a word the catalogs hold for the tool the head adds.
+IMPLIED = (
+    (
+        "I'm up on a ladder fixing the gutter, what's the wind doing in Galway this afternoon?",
+        "tts",
+    ),
+    ("ich sitze im Auto, wie wird das Wetter morgen in Graz?", "tts"),
+    ("did the Lakers win last night", "web_search"),
+)
+SOCIAL = (
+    "haha that screenshot you sent me earlier was hilarious",
+    "you're the best, thanks a lot",
+)
+
+
+def resolve(prompt: str, tools: list[ToolInfo] | None = None, **config: object) -> Any:
+    cfg = ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None, **config)
+    request = TurnRequest(prompt=prompt, tools=tools or default_surface())
+    return asyncio.run(Resolver(cfg).resolve(request))
+
+
+def allowed(prompt: str, tools: list[ToolInfo] | None = None, **config: object) -> set[str]:
+    res = resolve(prompt, tools, **config)
+    assert res.tools_allow is not None
+    return set(res.tools_allow)
+
+
+def test_the_shipped_head_knows_the_default_tools_and_was_trained_on_the_training_file() -> None:
+    head = tool_head()
+    assert head is not None
+    assert set(head.tools) == {t.name for t in default_surface()}
+    assert 0.0 < head.threshold < 0.5
+    meta = json.loads((ROOT / "catalogs/tool-ngrams.json").read_text())["_meta"]
+    assert meta["trainedOn"] == ["benchmark/training/tool-requests.json"]
+    data = json.loads((ROOT / "benchmark/training/tool-requests.json").read_text())
+    assert meta["examples"] == len(data["examples"])
+    assert {t for e in data["examples"] for t in e["tools"]} == set(head.tools)
+
+
+@pytest.mark.parametrize(("prompt", "tool"), IMPLIED)
+def test_the_head_adds_the_tool_a_request_implies(prompt: str, tool: str) -> None:
+    """Off (`offlineToolHead: false`) the turn lacks the tool; on, it has it, and every tool it
+    had before."""
+    off = allowed(prompt, offlineToolHead=False)
+    on = allowed(prompt)
+    assert tool not in off
+    assert tool in on
+    assert off <= on
+    assert len(on - off) <= MAX_ADDED
+    assert "the tool head adds" in resolve(prompt).reasoning
+
+
+@pytest.mark.parametrize("prompt", SOCIAL)
+def test_a_conversation_turn_gets_nothing_from_the_head(prompt: str) -> None:
+    core = set(ResolverConfig().core_tools)
+    assert allowed(prompt) == core
+
+
+def test_the_head_never_adds_a_tool_the_host_did_not_offer() -> None:
+    prompt, tool = IMPLIED[0]
+    tools = [t for t in default_surface() if t.name != tool]
+    kept = allowed(prompt, tools)
+    assert tool not in kept
+    assert kept <= {t.name for t in tools}
+
+
+def test_on_a_surface_mostly_of_tools_it_never_saw_the_head_does_not_read() -> None:
+    """An MCP-heavy host: a server's own tools may serve the need; the head would only add."""
+    prompt, _tool = IMPLIED[0]
+    extra = [
+        ToolInfo(name=f"srv__tool_{i}", description=f"Server tool number {i} for records")
+        for i in range(60)
+    ]
+    tools = default_surface() + extra
+    assert allowed(prompt, tools) == allowed(prompt, tools, offlineToolHead=False)
+    head = tool_head()
+    assert head is not None
+    assert head.reads([t.name for t in default_surface()])
+    assert not head.reads([t.name for t in tools])
+    assert not head.reads([])
+
+
+def test_without_the_shipped_head_the_classifier_works_as_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    prompt, _tool = IMPLIED[0]
+    off = allowed(prompt, offlineToolHead=False)
+    monkeypatch.setattr(offline_mod, "tool_head", lambda: None)
+    assert allowed(prompt) == off
+
+
+def test_the_head_reads_a_bounded_part_of_any_prompt() -> None:
+    head = tool_head()
+    assert head is not None
+    clauses = offline_mod.clauses_of
+    short = "look up the ferry times to Naxos and text them to Eleni"
+    parts = head.parts(short, clauses(short))
+    assert parts[0] == short and len(parts) >= 3  # the prompt whole, then each clause
+    assert head.parts("wake me at six", clauses("wake me at six")) == ["wake me at six"]
+    long = ", then ".join(
+        f"check the status of build number {i} on the staging box" for i in range(40)
+    )
+    parts = head.parts(long, clauses(long))
+    assert sum(map(len, parts)) <= READ_CHARS
+    huge = "ab " * 50_000
+    assert head.parts(huge, clauses(huge)) == [huge[:READ_CHARS]]
+    assert len(head.picks(head.parts(long, clauses(long)), head.tools)) <= MAX_ADDED
+    assert head.picks(["", "   "], head.tools) == []
+
+
+def small_head(**changes: object) -> dict[str, object]:
+    data: dict[str, object] = {
+        "format": "resolver-tool-ngrams/1",
+        "maxN": 3,
+        "threshold": 0.5,
+        "tools": ["alpha", "beta"],
+        "biases": [-2.0, -2.0],
+        "ngrams": {"tid": [1.5, 0, 9.0], "ide": [1.5, 1, 9.0], "wav": [2.0]},
+    }
+    data.update(changes)
+    return data
+
+
+def test_a_small_head_reads_as_its_weights_say() -> None:
+    head = parse(small_head())
+    assert isinstance(head, ToolHead)
+    assert head.picks(["tide"], ["alpha", "beta"]) == ["alpha", "beta"]  # both n-grams in "tide"
+    assert head.picks(["tide"], ["beta"]) == ["beta"]
+    z = head.logits("tid")
+    assert z is not None
+    assert math.isclose(float(z[0]), 7.0, rel_tol=1e-5)  # one known n-gram: unit length
+    assert head.logits("zzz") is None  # no known n-gram
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"format": "resolver-tool-ngrams/0"},
+        {"threshold": 1.0},
+        {"threshold": "high"},
+        {"biases": [0.0]},
+        {"tools": []},
+        {"maxN": 0},
+        {"ngrams": {}},
+        {"ngrams": {"tid": [1.5, 2, 1.0]}},  # no such tool
+        {"ngrams": {"tid": [1.5, -1, 1.0]}},
+        {"ngrams": {"tid": [float("nan"), 0, 1.0]}},
+        {"ngrams": {"tid": [1.5, 0, float("inf")]}},
+        {"ngrams": {"tid": "x"}},
+        {"ngrams": ["tid"]},
+    ],
+)
+def test_a_malformed_head_is_not_used(changes: dict[str, object]) -> None:
+    assert parse(small_head(**changes)) is None
+
+
+def test_a_missing_key_or_another_type_is_not_a_head() -> None:
+    data = small_head()
+    del data["tools"]
+    assert parse(data) is None
+    assert parse([1, 2]) is None
+    assert parse(None) is None
