@@ -123,10 +123,10 @@ class ResolverConfig(_Strict):
     offline_tool_head: bool = True
     """The offline classifier's tool head (character n-grams, shipped in
     ``catalogs/tool-ngrams.json``, trained on requests labelled with the default OpenClaw tools
-    they need): in a turn the classifier gives tools, it adds up to two tools the head reads in
-    the prompt or one of its clauses (e.g. speech for "gloves on, can't look at the phone"). It
-    only adds, and reads a surface only when at most a quarter of it is tools it was not trained
-    on (not an MCP-heavy host)."""
+    they need): in a turn the classifier gives tools beyond the core ones, it adds up to two
+    tools the head reads in the prompt or one of its clauses (speech for "up on a ladder, what's
+    the wind doing?"). It only adds, and reads a surface only when at most a quarter of it is
+    tools it was not trained on (not an MCP-heavy host)."""
     conversation_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     """Semantic extra: the conversation heads' probability (both read together; the embedding
     model's head alone when the lexical one is off or does not judge the prompt) at or above

@@ -2171,11 +2171,14 @@ class OfflineClassifier:
         index: _Index, text: str, chosen: Sequence[str], core: Collection[str]
     ) -> list[str]:
         """The shipped tool head's picks for the prompt and its clauses: candidates it knows
-        that the lexical picks and the core tools lack (none on a surface it mostly does not
-        know, `resolver._tool_head.MAX_UNKNOWN_SHARE`)."""
+        that the lexical picks and the core tools lack, in a turn whose lexical picks hold a
+        tool beyond the core ones (none on a surface it mostly does not know,
+        `resolver._tool_head.MAX_UNKNOWN_SHARE`)."""
         head = tool_head()
         if head is None or not text.strip() or not head.reads(index.names):
             return []
+        if all(name in core for name in chosen):
+            return []  # picks of core tools only (a memory look-up, a file read): no task for it
         have = set(chosen) | set(core)
         allowed = [n for n in index.names if n not in have]
         return head.picks(head.parts(text, clauses_of(text)), allowed)

@@ -1,21 +1,23 @@
 """The lexical tool head: which of the default OpenClaw tools a turn needs, from its characters.
 
 The offline classifier matches the prompt's words against each tool's text and the catalogs'
-phrases. A request that says what it needs without a word the catalogs hold ("Vê como vai tá o
-mar de madrugada", "gloves on, can't look at the phone") then gets no score for the tool it
-needs. This head reads the turn the other way: one logistic regression per tool on the turn's
-character n-grams (the conversation head's features, `resolver._ngram_head`), trained on
-requests labelled with the tools they need (``benchmark/training/tool-requests.json``: 2,594
-requests in eleven languages, written for the purpose from the tool list alone by six authors
-who never saw the benchmark cases; ``benchmark/train-tool-ngrams.py``).
+phrases. A request that says what it needs without a word the catalogs hold ("up on a ladder,
+what's the wind doing in Galway?" needs speech; "did the Lakers win last night" a web search)
+then gets no score for the tool it needs. This head reads the turn the other way: one logistic
+regression per tool on the turn's character n-grams (the conversation head's features,
+`resolver._ngram_head`), trained on requests labelled with the tools they need
+(``benchmark/training/tool-requests.json``: 2,594 requests in eleven languages, written for the
+purpose from the tool list alone by six authors who never saw the benchmark cases;
+``benchmark/train-tool-ngrams.py``).
 
-It reads the prompt whole and each of its clauses (a multi-part request is several requests), and
-a tool whose probability reaches the shipped threshold in any of them is added to the
-classifier's picks, at most `MAX_ADDED` a turn, most probable first. It only adds: it never
-removes a pick, and a turn taken for conversation or with no lexical signal gets nothing from
-it (`resolver._offline`). It knows only the tools it was trained on, so it reads a surface only
-when nearly all of it is those tools (`MAX_UNKNOWN_SHARE`): on an MCP-heavy host a server's own
-tools can serve the same need, and the head, which never saw them, would only add.
+It reads the prompt whole and each of its clauses (a multi-part request is several requests),
+at most `READ_CHARS` characters a turn, and a tool whose probability reaches the shipped
+threshold in any of them is added to the classifier's picks, at most `MAX_ADDED` a turn, most
+probable first. It only adds: it never removes a pick, and a turn taken for conversation, or
+whose lexical picks are core tools only, gets nothing from it (`resolver._offline`). It knows
+only the tools it was trained on, so it reads a surface only when nearly all of it is those
+tools (`MAX_UNKNOWN_SHARE`): on an MCP-heavy host a server's own tools can serve the same need,
+and the head, which never saw them, would only add.
 """
 
 from __future__ import annotations
