@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,10 @@ class ToolHead:
     """numpy float32 (tools)."""
     threshold: float
     max_n: int
+    _known: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_known", frozenset(self.tools))  # once, not per turn
 
     def logits(self, text: str) -> Any:
         """Each tool's log-odds for `text` (numpy); None when no n-gram of it is known."""
@@ -114,7 +118,7 @@ class ToolHead:
         (`MAX_UNKNOWN_SHARE`)."""
         if not names:
             return False
-        known = set(self.tools)
+        known = self._known
         unknown = sum(1 for n in names if n not in known)
         return unknown <= MAX_UNKNOWN_SHARE * len(names)
 
