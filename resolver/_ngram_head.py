@@ -18,9 +18,9 @@ on its own.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,20 +40,23 @@ are at most about 200 characters; a longer prompt is outside what the head learn
 bound keeps a turn's cost under a millisecond. `ngrams` reads at most this many characters."""
 
 
-def ngrams(text: str, max_n: int = MAX_N) -> Counter[str]:
-    """How often each n-gram of 1 to `max_n` characters occurs in `text` (folded, each run of
-    white space one space, padded with one space on each side, so "hi you" gives " h", "i y",
-    "hi yo"...). N-grams span word boundaries: "how are you" and "기분 어때" are read as the
-    phrases they are, not as separate words. At most `MAX_CHARS` characters are read; a text of
-    white space only has none."""
-    counts: Counter[str] = Counter()
+def padded(text: str) -> str:
+    """`text` as the heads read it: its first `MAX_CHARS` characters folded, each run of white
+    space one space, one space on each side ("" for white space only)."""
     words = fold(text[:MAX_CHARS]).split()
-    if not words:
-        return counts
-    padded = f" {' '.join(words)} "
-    size = len(padded)
+    return f" {' '.join(words)} " if words else ""
+
+
+def ngrams(text: str, max_n: int = MAX_N) -> Counter[str]:
+    """How often each n-gram of 1 to `max_n` characters occurs in `text` (`padded`, so "hi you"
+    gives " h", "i y", "hi yo"...). N-grams span word boundaries: "how are you" and "기분 어때"
+    are read as the phrases they are, not as separate words. At most `MAX_CHARS` characters
+    are read; a text of white space only has none."""
+    counts: Counter[str] = Counter()
+    read = padded(text)
+    size = len(read)
     for n in range(1, max_n + 1):
-        counts.update(padded[i : i + n] for i in range(size - n + 1))
+        counts.update(read[i : i + n] for i in range(size - n + 1))
     return counts
 
 
@@ -65,6 +68,134 @@ def features(counts: Counter[str], idf: dict[str, float]) -> dict[str, float]:
     return {g: v / norm for g, v in vec.items()} if norm > 0.0 else {}
 
 
+_BASE = np.uint64(0x9E3779B97F4A7C15)
+"""The odd multiplier of the n-gram hash (`_hashes`)."""
+
+
+def _hashes(read: str, max_n: int) -> list[Any]:
+    """The hash of each n-gram of `read` by its position, for n = 1 .. `max_n`: out[n - 1][i]
+    is the hash of read[i : i + n] (a polynomial over the code points plus one, modulo 2**64;
+    numpy does all positions at once, where a loop over ~1,000 n-gram strings a text cost the
+    heads most of their time)."""
+    codes = np.frombuffer(read.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    codes = codes.astype(np.uint64) + np.uint64(1)
+    out = [codes]
+    for n in range(2, max_n + 1):
+        if len(codes) < n:
+            out.append(codes[:0])
+            continue
+        out.append(out[-1][:-1] * _BASE + codes[n - 1 :])
+    return out
+
+
+class Table:
+    """A head's n-grams as sorted hashes, to find the rows of a text's n-grams in numpy.
+
+    `clash` says whether two n-grams of the table share a hash (one of them could not be
+    found); the shipped heads' do not (tests/test_ngram_head.py). A text's n-gram outside the
+    table could share a hash with one in it by chance (64 bits: about one in 10**14 per n-gram
+    read for the larger head); it then counts as that n-gram, which moves one head's
+    probability a little, as one more n-gram in the prompt would: the tool head only adds
+    tools, and the conversation head only decides whether a turn is chat."""
+
+    def __init__(self, rows: Mapping[str, int]) -> None:
+        by_length: dict[int, list[str]] = {}
+        for gram in rows:
+            by_length.setdefault(len(gram), []).append(gram)
+        keys, values = [], []
+        for size, grams in by_length.items():
+            if size == 0:
+                continue
+            codes = np.frombuffer("".join(grams).encode("utf-32-le", "surrogatepass"), "<u4")
+            codes = codes.astype(np.uint64).reshape(len(grams), size) + np.uint64(1)
+            hashed = codes[:, 0]
+            for j in range(1, size):
+                hashed = hashed * _BASE + codes[:, j]
+            keys.append(hashed)
+            values.append(np.fromiter((rows[g] for g in grams), dtype=np.intp, count=len(grams)))
+        key = np.concatenate(keys) if keys else np.empty(0, dtype=np.uint64)
+        value = np.concatenate(values) if values else np.empty(0, dtype=np.intp)
+        order = np.argsort(key, kind="stable")
+        self.keys = key[order]
+        self.values = value[order]
+        self.clash = bool(len(self.keys) > 1 and (self.keys[1:] == self.keys[:-1]).any())
+
+    def rows(self, hashed: Any) -> Any:
+        """The row of each hash in `hashed`, -1 for one not in the table."""
+        if not len(self.keys):
+            return np.full(len(hashed), -1, dtype=np.intp)
+        at = np.searchsorted(self.keys, hashed)
+        at[at == len(self.keys)] = 0
+        return np.where(self.keys[at] == hashed, self.values[at], -1)
+
+
+class Positions:
+    """A text's n-grams at each position, as rows of one head's table (-1: not in it), found
+    once, so that any stretch of the text (a clause of the prompt) is counted by slicing them
+    (`counts`): a head that reads a prompt and its clauses finds each n-gram once, not once per
+    part that holds it. The counts are `ngrams`' exactly, as rows."""
+
+    def __init__(self, table: Table, max_n: int, text: str) -> None:
+        self.table = table
+        self.max_n = max_n
+        self.read = padded(text)
+        hashed = _hashes(self.read, max_n)
+        found = table.rows(np.concatenate(hashed))
+        self.at = np.split(found, np.cumsum([len(h) for h in hashed])[:-1])
+
+    def counts(self, text: str | None = None) -> tuple[Any, Any]:
+        """The known rows of `text` (the whole text when None) and how often each occurs,
+        ascending by row: `ngrams(text)` as rows. A text that is not a stretch of this one is
+        read on its own."""
+        if text is None:
+            return _counted(np.concatenate(self.at))
+        read = padded(text)
+        if not read:
+            return _counted(np.empty(0, dtype=np.intp))
+        if read == self.read:
+            return self.counts()
+        size = len(read)
+        whole = self.read.find(read)  # the stretch with a space on each side, as it is padded
+        if whole >= 0:
+            return _counted(
+                np.concatenate(
+                    [self.at[n - 1][whole : whole + size - n + 1] for n in self._ns(size)]
+                )
+            )
+        start = self.read.find(read[1:-1], 1) if size > 2 else -1
+        if start < 0:
+            return Positions(self.table, self.max_n, text).counts()
+        # n-grams inside the stretch are the long text's; those that touch a padding space (its
+        # first and its last) are the stretch's own
+        pieces = [self.at[n - 1][start : start + size - 1 - n] for n in self._ns(size)]
+        grams = [read[:n] for n in self._ns(size)]
+        grams += [read[size - n :] for n in self._ns(size - 1)]
+        pieces.append(self.table.rows(np.array([_hash(g) for g in grams], dtype=np.uint64)))
+        return _counted(np.concatenate(pieces))
+
+    def _ns(self, size: int) -> range:
+        """The n-gram lengths a padded text of `size` characters has."""
+        return range(1, min(self.max_n, size) + 1)
+
+
+_MASK = (1 << 64) - 1
+
+
+def _hash(gram: str) -> int:
+    """One n-gram's hash, as `_hashes` gives it (for the few n-grams a clause adds, a loop is
+    cheaper than numpy)."""
+    value = 0
+    base = int(_BASE)
+    for ch in gram:
+        value = (value * base + ord(ch) + 1) & _MASK
+    return value
+
+
+def _counted(at: Any) -> tuple[Any, Any]:
+    """The distinct rows >= 0 of `at`, ascending, and how often each occurs."""
+    return np.unique(at[at >= 0], return_counts=True)
+
+
 @dataclass(frozen=True)
 class NgramHead:
     """p(conversation) = sigmoid(bias + w · tfidf(text))."""
@@ -74,7 +205,7 @@ class NgramHead:
     bias: float
     threshold: float
     max_n: int = MAX_N
-    _rows: dict[str, int] = field(init=False, repr=False, compare=False)
+    _rows: Table = field(init=False, repr=False, compare=False)
     _idf: Any = field(init=False, repr=False, compare=False)
     _w: Any = field(init=False, repr=False, compare=False)
 
@@ -82,7 +213,7 @@ class NgramHead:
         # the same numbers as arrays: a turn maps its n-grams to rows once and lets numpy do
         # the tf-idf and the dot product (a dict comprehension over ~1,000 n-grams cost more)
         rows = {g: i for i, g in enumerate(self.idf)}
-        object.__setattr__(self, "_rows", rows)
+        object.__setattr__(self, "_rows", Table(rows))
         object.__setattr__(self, "_idf", np.fromiter(self.idf.values(), dtype=np.float64))
         w = np.zeros(len(rows))
         for g, v in self.weights.items():
@@ -95,15 +226,9 @@ class NgramHead:
         no known n-gram (nothing to judge by: the turn goes on as a task)."""
         if len(text) > MAX_CHARS:
             return None
-        counts = ngrams(text, self.max_n)
-        at = np.fromiter(
-            map(self._rows.get, counts, itertools.repeat(-1)), dtype=np.intp, count=len(counts)
-        )
-        known = at >= 0
-        if not known.any():
+        at, tf = Positions(self._rows, self.max_n, text).counts()
+        if not len(at):
             return None
-        at = at[known]
-        tf = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))[known]
         values = (1.0 + np.log(tf)) * self._idf[at]  # `features`, in numpy
         z = self.bias + float(values @ self._w[at]) / math.sqrt(float(values @ values))
         z = max(-60.0, min(60.0, z))

@@ -22,7 +22,6 @@ and the head, which never saw them, would only add.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ._data import built_once, shipped_table
-from ._ngram_head import ngrams
+from ._ngram_head import Positions, Table
 
 FORMAT = "resolver-tool-ngrams/1"
 FILE = "tool-ngrams.json"
@@ -61,24 +60,37 @@ class ToolHead:
     threshold: float
     max_n: int
     _known: frozenset[str] = field(init=False, repr=False, compare=False)
+    _table: Table = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_known", frozenset(self.tools))  # once, not per turn
+        object.__setattr__(self, "_table", Table(self.rows))
 
     def logits(self, text: str) -> Any:
         """Each tool's log-odds for `text` (numpy); None when no n-gram of it is known."""
-        counts = ngrams(text, self.max_n)
-        get = self.rows.get
-        at = np.fromiter(map(get, counts, itertools.repeat(-1)), dtype=np.intp, count=len(counts))
-        known = at >= 0
-        if not known.any():
+        z = self._logits([text])
+        return None if z is None else z[0]
+
+    def _logits(self, parts: Sequence[str]) -> Any:
+        """Each tool's log-odds for each of `parts` that has a known n-gram (numpy, parts x
+        tools); None when none has one. The first part's n-grams are found once, and a part
+        that is a stretch of it (a clause of the prompt) is counted from them; all parts go
+        through numpy together."""
+        if not parts:
             return None
-        at = at[known]
-        tf = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))[known]
-        # tf-idf (sublinear tf), unit length: `resolver._ngram_head.features`, in numpy
+        positions = Positions(self._table, self.max_n, parts[0])
+        counted = [positions.counts(part) for part in parts]
+        counted = [(at, tf) for at, tf in counted if len(at)]
+        if not counted:
+            return None
+        at = np.concatenate([at for at, _ in counted])
+        tf = np.concatenate([tf for _, tf in counted]).astype(np.float32)
+        sizes = [len(rows) for rows, _ in counted]
+        starts = np.cumsum([0, *sizes[:-1]])
+        # tf-idf (sublinear tf), unit length per part: `resolver._ngram_head.features`
         values = (1.0 + np.log(tf)) * self.idf[at]
-        values /= np.sqrt(values @ values)
-        return values @ self.weights[at] + self.biases
+        values /= np.repeat(np.sqrt(np.add.reduceat(values * values, starts)), sizes)
+        return np.add.reduceat(self.weights[at] * values[:, None], starts, axis=0) + self.biases
 
     @staticmethod
     def parts(text: str, clauses: Sequence[str]) -> list[str]:
@@ -102,15 +114,13 @@ class ToolHead:
     def picks(self, parts: Sequence[str], allowed: Collection[str]) -> list[str]:
         """The tools in `allowed` whose probability reaches the threshold in any of `parts`,
         most probable first, at most `MAX_ADDED`."""
-        best = None
-        for part in parts:
-            z = self.logits(part)
-            if z is not None:
-                best = z if best is None else np.maximum(best, z)
-        if best is None:
+        z = self._logits(parts)
+        if z is None:
             return []
+        best = z.max(axis=0)
         bar = math.log(self.threshold / (1.0 - self.threshold))
-        ranked = [int(i) for i in np.argsort(-best, kind="stable") if best[i] >= bar]
+        over = np.flatnonzero(best >= bar)
+        ranked = over[np.argsort(-best[over], kind="stable")]
         return [self.tools[i] for i in ranked if self.tools[i] in allowed][:MAX_ADDED]
 
     def reads(self, names: Collection[str]) -> bool:

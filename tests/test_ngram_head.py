@@ -6,9 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from resolver import Resolver, ResolverConfig, ToolInfo, TurnRequest, _offline
 from resolver import _ngram_head as ngram_mod
@@ -17,11 +20,14 @@ from resolver._ngram_head import (
     MAX_N,
     NgramConversation,
     NgramHead,
+    Positions,
+    Table,
     features,
     ngram_head,
     ngrams,
 )
 from resolver._surface import default_surface
+from resolver._tool_head import tool_head
 
 # Written for these tests (not benchmark cases): social turns that share a word with a default
 # OpenClaw tool (screenshot, message, drafted, then) but ask for nothing.
@@ -313,3 +319,44 @@ def test_a_sure_head_reads_quoted_code_as_a_topic_but_a_path_as_a_value(
     sure["value"] = 0.99
     monkeypatch.setattr(_offline, "HEAD_SURE_IGNORES_CODE", False)
     assert allowed(explain)
+
+
+def _as_rows(counts: Counter[str], rows: dict[str, int]) -> dict[int, int]:
+    return {rows[g]: c for g, c in counts.items() if g in rows}
+
+
+def _found(positions: Positions, text: str | None = None) -> dict[int, int]:
+    at, tf = positions.counts(text)
+    return dict(zip(at.tolist(), tf.tolist(), strict=True))
+
+
+# a small alphabet, so that clauses repeat n-grams of the text and of the table; white space
+# of several kinds, an accent, a ligature, a lone surrogate and a character outside the BMP
+_TEXT = st.text(alphabet="ab  \t\nÉéﬁ,\ud800😀", max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_TEXT, cut=st.tuples(st.integers(0, 40), st.integers(0, 40)), other=_TEXT)
+def test_positions_count_what_ngrams_count(text: str, cut: tuple[int, int], other: str) -> None:
+    """The heads find a text's n-grams by position, hashed, and count a clause by slicing the
+    prompt's: the counts are `ngrams`' exactly, for the whole text, any stretch of it, and a
+    text that is not in it."""
+    vocabulary = ngrams("ab aé ﬁ, b\ud800😀 ba", 4) + ngrams(other, 4)
+    rows = {g: i for i, g in enumerate(sorted(vocabulary))}
+    table = Table(rows)
+    assert not table.clash
+    positions = Positions(table, 4, text)
+    assert _found(positions) == _as_rows(ngrams(text, 4), rows)
+    low, high = sorted(cut)
+    for part in (text[low:high], other, text):
+        assert _found(positions, part) == _as_rows(ngrams(part, 4), rows)
+
+
+def test_the_shipped_tables_hash_every_ngram_apart() -> None:
+    """No two n-grams of a shipped head share a hash (the lookup could not tell them apart)."""
+    head = ngram_head()
+    tools = tool_head()
+    assert head is not None and tools is not None
+    assert len(head.idf) > 100_000 and len(tools.rows) > 50_000
+    assert not Table({g: i for i, g in enumerate(head.idf)}).clash
+    assert not Table(tools.rows).clash
