@@ -18,6 +18,7 @@ on its own.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Mapping
@@ -99,6 +100,8 @@ class Table:
     tools, and the conversation head only decides whether a turn is chat."""
 
     def __init__(self, rows: Mapping[str, int]) -> None:
+        self.named = rows
+        """The n-grams by name (`Positions` looks a clause's few own n-grams up there)."""
         by_length: dict[int, list[str]] = {}
         for gram in rows:
             by_length.setdefault(len(gram), []).append(gram)
@@ -170,25 +173,13 @@ class Positions:
         pieces = [self.at[n - 1][start : start + size - 1 - n] for n in self._ns(size)]
         grams = [read[:n] for n in self._ns(size)]
         grams += [read[size - n :] for n in self._ns(size - 1)]
-        pieces.append(self.table.rows(np.array([_hash(g) for g in grams], dtype=np.uint64)))
+        get = self.table.named.get  # a few n-grams: a dict is cheaper than a search of all
+        pieces.append(np.fromiter(map(get, grams, itertools.repeat(-1)), dtype=np.intp))
         return _counted(np.concatenate(pieces))
 
     def _ns(self, size: int) -> range:
         """The n-gram lengths a padded text of `size` characters has."""
         return range(1, min(self.max_n, size) + 1)
-
-
-_MASK = (1 << 64) - 1
-
-
-def _hash(gram: str) -> int:
-    """One n-gram's hash, as `_hashes` gives it (for the few n-grams a clause adds, a loop is
-    cheaper than numpy)."""
-    value = 0
-    base = int(_BASE)
-    for ch in gram:
-        value = (value * base + ord(ch) + 1) & _MASK
-    return value
 
 
 def _counted(at: Any) -> tuple[Any, Any]:
