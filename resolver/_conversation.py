@@ -156,8 +156,11 @@ def _latin_markers(
     markers: Markers, terms: Sequence[str]
 ) -> Iterator[tuple[tuple[str, ...], list[int]]]:
     """Each Latin marker found in `terms`, with the positions of its words (`_in_order`)."""
+    have = set(terms)  # a marker with a word the clause lacks is not looked for in order
     for i, term in enumerate(terms):
         for marker in markers.latin.get(term, ()):
+            if len(marker) > 1 and not have.issuperset(marker[1:]):
+                continue
             spots = _in_order(terms, i, marker)
             if spots:
                 yield marker, spots
