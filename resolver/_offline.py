@@ -2181,7 +2181,7 @@ class OfflineClassifier:
             return []  # picks of core tools only (a memory look-up, a file read): no task for it
         have = set(chosen) | set(core)
         allowed = [n for n in index.names if n not in have]
-        return head.picks(head.parts(text, clauses_of(text)), allowed)
+        return head.picks(head.parts(text, clauses_of(text)), allowed, text)
 
     def _entity_lists(
         self, index: _Index, found: Mapping[str, str], core: Collection[str]

@@ -71,14 +71,14 @@ class ToolHead:
         z = self._logits([text])
         return None if z is None else z[0]
 
-    def _logits(self, parts: Sequence[str]) -> Any:
+    def _logits(self, parts: Sequence[str], whole: str | None = None) -> Any:
         """Each tool's log-odds for each of `parts` that has a known n-gram (numpy, parts x
-        tools); None when none has one. The first part's n-grams are found once, and a part
-        that is a stretch of it (a clause of the prompt) is counted from them; all parts go
-        through numpy together."""
+        tools); None when none has one. The n-grams of `whole` (the prompt the parts are from;
+        the first part without it) are found once, and a part that is a stretch of it (a
+        clause) is counted from them; all parts go through numpy together."""
         if not parts:
             return None
-        positions = Positions(self._table, self.max_n, parts[0])
+        positions = Positions(self._table, self.max_n, parts[0] if whole is None else whole)
         counted = [positions.counts(part) for part in parts]
         counted = [(at, tf) for at, tf in counted if len(at)]
         if not counted:
@@ -111,10 +111,12 @@ class ToolHead:
             left -= len(clause)
         return out or [text[:READ_CHARS]]
 
-    def picks(self, parts: Sequence[str], allowed: Collection[str]) -> list[str]:
-        """The tools in `allowed` whose probability reaches the threshold in any of `parts`,
-        most probable first, at most `MAX_ADDED`."""
-        z = self._logits(parts)
+    def picks(
+        self, parts: Sequence[str], allowed: Collection[str], whole: str | None = None
+    ) -> list[str]:
+        """The tools in `allowed` whose probability reaches the threshold in any of `parts`
+        (`parts(whole, ...)`), most probable first, at most `MAX_ADDED`."""
+        z = self._logits(parts, whole)
         if z is None:
             return []
         best = z.max(axis=0)

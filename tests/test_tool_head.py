@@ -130,6 +130,30 @@ def test_the_head_reads_a_bounded_part_of_any_prompt() -> None:
     assert head.picks(["", "   "], head.tools) == []
 
 
+def test_clauses_counted_from_the_prompts_ngrams_score_as_read_alone() -> None:
+    """The head finds the prompt's n-grams once and counts each clause from them: the same
+    log-odds as each part read on its own, for a prompt read whole with its clauses and for a
+    long one read by its clauses only (written for this test, not a benchmark case)."""
+    head = tool_head()
+    assert head is not None
+    for prompt in (
+        "look up the ferry times to Naxos, then text them to Eleni and put the 9:15 one in "
+        "my calendar",
+        "so the week was rough, the boiler broke again, my brother wants the car on Friday, "
+        "the kids have a school trip, and the dog ate a sock; anyway, can you check tomorrow's "
+        "forecast for Utrecht, then remind me at 7 to take the bins out, and also find a "
+        "plumber open on Saturday near Lombok, and read me the answer out loud",
+    ):
+        parts = head.parts(prompt, offline_mod.clauses_of(prompt))
+        assert len(parts) >= 3
+        together = head._logits(parts, prompt)
+        alone = [head.logits(part) for part in parts]
+        assert together is not None and all(z is not None for z in alone)
+        for row, z in zip(together, alone, strict=True):
+            assert max(abs(float(a) - float(b)) for a, b in zip(row, z, strict=True)) < 1e-4
+        assert head.picks(parts, head.tools, prompt) == head.picks(parts, head.tools)
+
+
 def small_head(**changes: object) -> dict[str, object]:
     data: dict[str, object] = {
         "format": "resolver-tool-ngrams/1",
