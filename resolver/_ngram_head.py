@@ -6,7 +6,7 @@ great" and a messaging tool), so word matching alone gives it tools. This head r
 the other way: a logistic regression on the turn's character n-grams (1 to `MAX_N` characters,
 across word boundaries; tf-idf, unit length), trained on utterances labelled conversation or task
 (``benchmark/training/``, written for the purpose; ``benchmark/train-conversation-ngrams.py``).
-It works in every language the training data has, needs no model and no third-party package,
+It works in every language the training data has, needs no model (numpy only),
 and costs well under a millisecond a turn.
 
 It is the default install's head; with the ``semantic`` extra, the embedding model's head
