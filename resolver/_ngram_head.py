@@ -109,12 +109,8 @@ class Table:
         for size, grams in by_length.items():
             if size == 0:
                 continue
-            codes = np.frombuffer("".join(grams).encode("utf-32-le", "surrogatepass"), "<u4")
-            codes = codes.astype(np.uint64).reshape(len(grams), size) + np.uint64(1)
-            hashed = codes[:, 0]
-            for j in range(1, size):
-                hashed = hashed * _BASE + codes[:, j]
-            keys.append(hashed)
+            # the grams of one length end to end: each one's hash is the one at its start
+            keys.append(_hashes("".join(grams), size)[size - 1][::size])
             values.append(np.fromiter((rows[g] for g in grams), dtype=np.intp, count=len(grams)))
         key = np.concatenate(keys) if keys else np.empty(0, dtype=np.uint64)
         value = np.concatenate(values) if values else np.empty(0, dtype=np.intp)
