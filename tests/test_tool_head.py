@@ -27,7 +27,9 @@ IMPLIED = (
         "tts",
     ),
     ("ich sitze im Auto, wie wird das Wetter morgen in Graz?", "tts"),
-    ("did the Lakers win last night", "web_search"),
+    # the head's first version also read "did the Lakers win last night" as a web search (0.16);
+    # with the second training file it reads 0.089, under the threshold: an illustration moved
+    ("is the ferry to Bergen still running in this storm?", "web_search"),
 )
 SOCIAL = (
     "haha that screenshot you sent me earlier was hilarious",
@@ -47,16 +49,21 @@ def allowed(prompt: str, tools: list[ToolInfo] | None = None, **config: object) 
     return set(res.tools_allow)
 
 
-def test_the_shipped_head_knows_the_default_tools_and_was_trained_on_the_training_file() -> None:
+def test_the_shipped_head_knows_the_default_tools_and_was_trained_on_the_training_files() -> None:
     head = tool_head()
     assert head is not None
     assert set(head.tools) == {t.name for t in default_surface()}
     assert 0.0 < head.threshold < 0.5
     meta = json.loads((ROOT / "catalogs/tool-ngrams.json").read_text())["_meta"]
-    assert meta["trainedOn"] == ["benchmark/training/tool-requests.json"]
-    data = json.loads((ROOT / "benchmark/training/tool-requests.json").read_text())
-    assert meta["examples"] == len(data["examples"])
-    assert {t for e in data["examples"] for t in e["tools"]} == set(head.tools)
+    files = ["benchmark/training/tool-requests.json", "benchmark/training/tool-requests-2.json"]
+    assert meta["trainedOn"] == files
+    examples = [e for f in files for e in json.loads((ROOT / f).read_text())["examples"]]
+    assert meta["examples"] == len(examples)
+    assert len({e["text"] for e in examples}) == len(examples)  # no request twice
+    for f in files:
+        assert {
+            t for e in json.loads((ROOT / f).read_text())["examples"] for t in e["tools"]
+        } == set(head.tools)
 
 
 @pytest.mark.parametrize(("prompt", "tool"), IMPLIED)
