@@ -57,13 +57,12 @@ def test_the_shipped_head_knows_the_default_tools_and_was_trained_on_the_trainin
     meta = json.loads((ROOT / "catalogs/tool-ngrams.json").read_text())["_meta"]
     files = ["benchmark/training/tool-requests.json", "benchmark/training/tool-requests-2.json"]
     assert meta["trainedOn"] == files
-    examples = [e for f in files for e in json.loads((ROOT / f).read_text())["examples"]]
+    by_file = [json.loads((ROOT / f).read_text())["examples"] for f in files]
+    examples = [e for file in by_file for e in file]
     assert meta["examples"] == len(examples)
     assert len({e["text"] for e in examples}) == len(examples)  # no request twice
-    for f in files:
-        assert {
-            t for e in json.loads((ROOT / f).read_text())["examples"] for t in e["tools"]
-        } == set(head.tools)
+    for file in by_file:
+        assert {t for e in file for t in e["tools"]} == set(head.tools)
 
 
 @pytest.mark.parametrize(("prompt", "tool"), IMPLIED)
