@@ -52,6 +52,7 @@ How it decides (README, "Offline classifier"):
 from __future__ import annotations
 
 import collections
+import copy
 import functools
 import heapq
 import itertools
@@ -1664,6 +1665,24 @@ def log_odds_mean(a: float, b: float) -> float:
     return 1.0 / (1.0 + math.exp(-(logit(a) + logit(b)) / 2.0))
 
 
+WARM_PROBES = (
+    "thanks! now look up the weather in Paris tomorrow, then email it to bob@example.com and "
+    "remind me at 9:30 about https://example.com/notes.txt (teh draft)",
+    "¿puedes buscar vuelos baratos a Tokio y enviármelos por correo?",
+    "帮我查一下明天上海会不会下雨，然后提醒我带伞",
+    "明日の東京の天気を調べて、メールで送って",
+    "내일 서울 날씨 알려주고 엄마한테 메시지 보내줘",
+)
+"""Turns the warm-up classifies on a new surface (`OfflineClassifier.warm`) and throws away.
+Parts of the index and of the shipped tables are built on the first turn that needs them:
+the first Chinese, Japanese or Korean turn after a warm-up took 6-8 ms more than the next
+(54 tools; 8 ms on 268). These touch each script, several clauses, a conversation marker,
+an address, a link, a time and a typo, on the lexical path (the semantic extra's model is
+warm once the build has embedded the surface). A turn's answer does not depend on them."""
+WARM_PROBE_TIMEOUT_S = 5.0
+"""Each probe's budget (`ClassifyInput.timeout_s`)."""
+
+
 class OfflineClassifier:
     """BM25F-style lexical classifier over names, keywords and descriptions."""
 
@@ -1704,7 +1723,9 @@ class OfflineClassifier:
     ) -> None:
         """Build (and cache) the index for a candidate set now, off the turn's path, and load
         the shipped tables every turn reads (the glossary, the lexical head): a turn that
-        arrives meanwhile waits for these builds rather than running its own beside them."""
+        arrives meanwhile waits for these builds rather than running its own beside them.
+        Then classify `WARM_PROBES` on it, so that what the index and the tables build on
+        first use (a script's first-character tables, typo variants) is built here too."""
         if GLOSSARY:
             glossary()
         index = self._index_for(tools, catalog, params)
@@ -1718,6 +1739,22 @@ class OfflineClassifier:
             self.conversation.warm()
         if self.tool_head:
             tool_head()
+        # lexical only: the semantic extra's model is warm from the build, and a probe's
+        # queries would cost it an embedding each
+        lexical = copy.copy(self)
+        lexical.semantic = None
+        for probe in WARM_PROBES:
+            lexical.classify_sync(
+                ClassifyInput(
+                    prompt=probe,
+                    messages=(),
+                    tools=tools,
+                    skills=catalog.skills,
+                    catalog=catalog,
+                    timeout_s=WARM_PROBE_TIMEOUT_S,
+                    params=params,
+                )
+            )
 
     def _index(self, request: ClassifyInput) -> _Index:
         return self._index_for(request.tools, request.catalog, request.params)

@@ -63,3 +63,31 @@ def test_the_warm_up_builds_the_glossary_and_the_head_so_the_first_turn_does_not
     assert not glossary.built() and not ngram_head.built()
     resolver.warm(default_surface())
     assert glossary.built() and ngram_head.built()
+
+
+def test_after_the_warm_up_a_first_turn_in_any_script_builds_no_first_character_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The index, the glossary and the conversation markers build their tables of words by
+    first character on first use; the warm-up's probe turns build them, not a user's first
+    Chinese, Japanese or Korean turn."""
+    from resolver import TurnRequest
+    from resolver._text import FirstChars
+
+    builds: list[int] = []
+    init = FirstChars.__init__
+
+    def counted(self: FirstChars, words: list[str]) -> None:
+        builds.append(len(words))
+        init(self, words)
+
+    monkeypatch.setattr(FirstChars, "__init__", counted)
+    tools = default_surface()
+    resolver = Resolver(ResolverConfig(catalogOverridesFile=None, keywordCacheFile=None))
+    resolver.warm(tools)
+    assert builds, "the warm-up builds the tables"
+    builds.clear()
+    for prompt in ("下周三下午三点提醒我开会", "この写真を保存して", "회의록을 요약해 줘"):
+        resolution = resolver.resolve_sync(TurnRequest(prompt=prompt, tools=tools))
+        assert resolution.source == "offline"
+    assert builds == []
