@@ -212,3 +212,21 @@ def test_a_missing_key_or_another_type_is_not_a_head() -> None:
     assert parse(data) is None
     assert parse([1, 2]) is None
     assert parse(None) is None
+
+
+def test_a_multi_part_request_gets_the_heads_best_guess_under_its_threshold() -> None:
+    """Under the threshold (0.5 here), a tool at `LOW_BAR` or more is added in a request of two
+    or more parts when no tool reaches the threshold, the most probable only; a one-part
+    request gets nothing under the threshold."""
+    from resolver._tool_head import LOW_BAR
+
+    # "ide" alone: beta at sigmoid(-2 + 1.5) = 0.38, alpha at sigmoid(-3) = 0.047
+    head = parse(small_head(ngrams={"ide": [1.0, 1, 1.5]}, biases=[-3.0, -2.0]))
+    assert isinstance(head, ToolHead) and LOW_BAR < 0.38 and LOW_BAR > 0.047
+    assert head.picks(["ide"], ["alpha", "beta"]) == []  # one part: the threshold only
+    assert head.picks(["ide", "ide"], ["alpha", "beta"]) == ["beta"]
+    assert head.picks(["ide", "ide"], ["alpha"]) == []  # alpha under the low bar
+    # a tool over the threshold is added as before, and nothing under it beside it
+    over = parse(small_head())
+    assert isinstance(over, ToolHead)
+    assert over.picks(["tid", "tid"], ["alpha", "beta"]) == ["alpha"]
