@@ -46,7 +46,7 @@ reaches the threshold, the most probable of them is still added when it reaches 
 probability: such a request needs a tool per part, and the lexical picks often cover some parts
 only. On the read compositional sets (2-7) this gained 10 of 720 turns at +0.2-0.4 tools a turn,
 on the blind eighth and ninth 2 of 240 at +0.3, on the curated set none at +0.15. The threshold
-itself at 0.05 gained 15 of the 720 and 2 curated and parallel turns at +0.35-0.55."""
+itself at 0.05 gained 13 of the 720 and 2 curated and parallel turns at +0.35-0.55."""
 MAX_UNKNOWN_SHARE = 0.25
 """The head reads a surface only when at most this share of its candidates are tools it was
 not trained on."""
