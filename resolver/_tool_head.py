@@ -23,6 +23,7 @@ and the head, which never saw them, would only add.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -130,19 +131,13 @@ class ToolHead:
             return []
         best = z.max(axis=0)
         bar = math.log(self.threshold / (1.0 - self.threshold))
-        over = np.flatnonzero(best >= bar)
-        ranked = over[np.argsort(-best[over], kind="stable")]
-        out = [self.tools[i] for i in ranked if self.tools[i] in allowed][:MAX_ADDED]
-        if out or len(parts) < 2 or self.threshold <= LOW_BAR:
-            return out
+        # the allowed tools, most probable first (ties to the earlier tool)
+        ranked = [i for i in np.argsort(-best, kind="stable") if self.tools[i] in allowed]
+        out = [self.tools[i] for i in itertools.takewhile(lambda i: best[i] >= bar, ranked)]
+        if out or len(parts) < 2 or not ranked:
+            return out[:MAX_ADDED]
         low = math.log(LOW_BAR / (1.0 - LOW_BAR))
-        # ties to the earlier tool, as `ranked` breaks them
-        top = max(
-            (i for i, name in enumerate(self.tools) if name in allowed),
-            key=lambda i: (best[i], -i),
-            default=None,
-        )
-        return [self.tools[top]] if top is not None and best[top] >= low else []
+        return [self.tools[ranked[0]]] if best[ranked[0]] >= low else []
 
     def reads(self, names: Collection[str]) -> bool:
         """Whether a surface of these candidate names is one the head may read
