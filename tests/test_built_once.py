@@ -8,11 +8,12 @@ import time
 
 import pytest
 
-from resolver import Resolver, ResolverConfig
+from resolver import Resolver, ResolverConfig, TurnRequest
 from resolver._data import built_once
 from resolver._glossary import glossary
 from resolver._ngram_head import ngram_head
 from resolver._surface import default_surface
+from resolver._text import FirstChars
 
 
 def test_callers_during_a_build_wait_for_it_instead_of_building_again() -> None:
@@ -71,9 +72,6 @@ def test_after_the_warm_up_a_first_turn_in_any_script_builds_no_first_character_
     """The index, the glossary and the conversation markers build their tables of words by
     first character on first use; the warm-up's probe turns build them, not a user's first
     Chinese, Japanese or Korean turn."""
-    from resolver import TurnRequest
-    from resolver._text import FirstChars
-
     builds: list[int] = []
     init = FirstChars.__init__
 
